@@ -1,0 +1,49 @@
+import { loadOrCreateSecret } from '../auth/secret.js';
+import { deriveKeys, type DerivedKeys } from '../auth/keys.js';
+import { TokenCache } from '../auth/token-cache.js';
+import { TokenIssuer } from '../auth/token-issuer.js';
+import { loadExternalKeys, TokenVerifier } from '../auth/token-verifier.js';
+import type { Config } from '../config/config.js';
+import { type Database, openDatabase } from '../store/database.js';
+import { SqlTokenStore, type TokenStore } from '../store/token-store.js';
+
+/** The stateful parts shared by the server and the CLI, opened from one configuration. */
+export interface Services {
+  config: Config;
+  database: Database;
+  keys: DerivedKeys;
+  tokenStore: TokenStore;
+  tokenIssuer: TokenIssuer;
+  tokenVerifier: TokenVerifier;
+  close(): Promise<void>;
+}
+
+export async function openServices(
+  config: Config,
+  now: () => number = Date.now,
+): Promise<Services> {
+  const secret = await loadOrCreateSecret(config.secret, config.dataDir);
+  const keys = deriveKeys(secret);
+  const database = await openDatabase(config.database);
+  try {
+    const tokenStore = new SqlTokenStore(database.db);
+    const external = await loadExternalKeys(config.externalTokens);
+    return {
+      config,
+      database,
+      keys,
+      tokenStore,
+      tokenIssuer: new TokenIssuer(tokenStore, keys.tokenSigning, now),
+      tokenVerifier: new TokenVerifier(
+        keys.tokenSigning,
+        new TokenCache(tokenStore, config.tokenCacheMs, now),
+        external,
+        now,
+      ),
+      close: () => database.close(),
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

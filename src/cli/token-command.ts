@@ -1,0 +1,137 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseDuration } from '../auth/duration.js';
+import type { Services } from '../bootstrap/open-services.js';
+import type { TokenRecord } from '../store/token-store.js';
+import { UsageError } from './usage-error.js';
+
+export const TOKEN_USAGE = `usage:
+  imagegate token create --name NAME [--account ACCOUNT] [--expires-in 30d] [--admin]
+  imagegate token list [--json]
+  imagegate token revoke ID`;
+
+export interface Output {
+  out(text: string): void;
+}
+
+export async function runTokenCommand(
+  args: string[],
+  services: Services,
+  output: Output,
+): Promise<void> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case 'create':
+      return createToken(rest, services, output);
+    case 'list':
+      return listTokens(rest, services, output);
+    case 'revoke':
+      return revokeToken(rest, services, output);
+    default:
+      throw new UsageError(
+        action === undefined ? 'token: missing action' : `token: unknown action "${action}"`,
+        TOKEN_USAGE,
+      );
+  }
+}
+
+async function createToken(args: string[], services: Services, output: Output): Promise<void> {
+  const { values } = parse(args, {
+    name: { type: 'string' },
+    account: { type: 'string' },
+    'expires-in': { type: 'string' },
+    admin: { type: 'boolean', default: false },
+  });
+  const name = values.name as string | undefined;
+  if (name === undefined || name.trim() === '')
+    throw new UsageError('token create: --name is required', TOKEN_USAGE);
+  const expiresIn = values['expires-in'] as string | undefined;
+  const expiresInSeconds = expiresIn === undefined ? undefined : parseDuration(expiresIn);
+  if (expiresIn !== undefined && expiresInSeconds === undefined) {
+    throw new UsageError(
+      `token create: --expires-in must look like 90s, 15m, 12h, 30d or 2w, got "${expiresIn}"`,
+      TOKEN_USAGE,
+    );
+  }
+  const { token } = await services.tokenIssuer.issue({
+    name: name.trim(),
+    account: ((values.account as string | undefined) ?? 'default').trim() || 'default',
+    expiresInSeconds,
+    admin: values.admin === true,
+  });
+  output.out(`${token}\n`);
+}
+
+async function listTokens(args: string[], services: Services, output: Output): Promise<void> {
+  const { values } = parse(args, { json: { type: 'boolean', default: false } });
+  const tokens = await services.tokenStore.list();
+  if (values.json === true) {
+    output.out(`${JSON.stringify(tokens.map(describeToken), null, 2)}\n`);
+    return;
+  }
+  const rows = [['ID', 'NAME', 'ACCOUNT', 'CREATED', 'EXPIRES', 'STATUS', 'ADMIN']];
+  for (const token of tokens) {
+    const described = describeToken(token);
+    rows.push([
+      token.id,
+      token.name,
+      token.account,
+      described.created,
+      described.expires ?? '-',
+      described.status,
+      token.admin ? 'yes' : 'no',
+    ]);
+  }
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  output.out(
+    rows
+      .map((row) =>
+        row
+          .map((cell, column) => cell.padEnd(widths[column]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n',
+  );
+}
+
+async function revokeToken(args: string[], services: Services, output: Output): Promise<void> {
+  const { positionals } = parse(args, {}, true);
+  const [id] = positionals;
+  if (id === undefined || positionals.length !== 1)
+    throw new UsageError('token revoke: give exactly one token ID', TOKEN_USAGE);
+  if (!(await services.tokenStore.revoke(id, Date.now())))
+    throw new UsageError(`token revoke: no token with ID ${id}`);
+  output.out(`revoked ${id}\n`);
+}
+
+function describeToken(token: TokenRecord) {
+  const now = Date.now();
+  const status =
+    token.revokedAt !== undefined
+      ? 'revoked'
+      : token.expiresAt !== undefined && token.expiresAt <= now
+        ? 'expired'
+        : 'active';
+  return {
+    id: token.id,
+    name: token.name,
+    account: token.account,
+    created: new Date(token.createdAt).toISOString(),
+    expires: token.expiresAt === undefined ? undefined : new Date(token.expiresAt).toISOString(),
+    revoked: token.revokedAt === undefined ? undefined : new Date(token.revokedAt).toISOString(),
+    status,
+    admin: token.admin,
+  };
+}
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(
+  args: string[],
+  options: O,
+  allowPositionals = false,
+) {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true as const });
+  } catch (error) {
+    throw new UsageError((error as Error).message, TOKEN_USAGE);
+  }
+}

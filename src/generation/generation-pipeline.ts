@@ -1,0 +1,84 @@
+import { randomInt } from 'node:crypto';
+import type { Admission } from '../admission/admission.js';
+import type { GenerationRequest } from '../domain/generation-request.js';
+import { MODEL_A } from '../domain/models.js';
+import type { Engine } from '../engine/engine.js';
+import type { InputLoader } from '../inputs/input-loader.js';
+import type { ResultStore } from '../storage/result-store.js';
+import { checkBoxesInsideImages } from '../validate/bbox-bounds.js';
+import { MAX_SEED } from '../validate/request-schemas.js';
+import type {
+  GenerationContext,
+  GenerationResult,
+  GenerationService,
+} from './generation-service.js';
+import { outputSize } from './output-size.js';
+import { estimateTokens } from './token-estimate.js';
+
+export interface PipelineStages {
+  inputs: InputLoader;
+  admission: Admission;
+  engine: Engine;
+  results: ResultStore;
+}
+
+/** The most images a request may produce, reserved against quota before any engine runs. */
+export function maxImagesOf(request: GenerationRequest): number {
+  return request.parameters.n;
+}
+
+/**
+ * inputs -> admission -> engine -> results -> settlement. Everything that can reject a request
+ * (image checks, limits, quota) runs before the engine, so a rejected request costs nothing.
+ */
+export class GenerationPipeline implements GenerationService {
+  constructor(private readonly stages: PipelineStages) {}
+
+  async generate(
+    request: GenerationRequest,
+    context: GenerationContext,
+  ): Promise<GenerationResult> {
+    const inputs = await this.stages.inputs.load(request.images, context.signal);
+    checkBoxesInsideImages(request, inputs);
+    const output = outputSize(request, inputs);
+    const seed = request.parameters.seed ?? randomInt(0, MAX_SEED + 1);
+
+    const ticket = await this.stages.admission.admit({
+      principal: context.principal,
+      request,
+      maxImages: maxImagesOf(request),
+      requestId: context.requestId,
+    });
+    try {
+      const produced = await this.stages.engine.generate({
+        request,
+        inputs,
+        output,
+        seed,
+        requestId: context.requestId,
+        signal: context.signal,
+      });
+      const imageUrls = await Promise.all(
+        produced.images.map((image) =>
+          image.kind === 'png'
+            ? this.stages.results.save(image.bytes, context.requestId)
+            : Promise.resolve(image.url),
+        ),
+      );
+      await ticket.settle({
+        imagesProduced: imageUrls.length,
+        width: produced.width,
+        height: produced.height,
+      });
+      const tokens =
+        produced.tokens ??
+        (request.model === MODEL_A
+          ? estimateTokens(request, inputs, produced.width, produced.height, imageUrls.length)
+          : { input: 0, output: 0 });
+      return { imageUrls, width: produced.width, height: produced.height, tokens };
+    } catch (error) {
+      await ticket.release(error);
+      throw error;
+    }
+  }
+}

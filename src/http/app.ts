@@ -1,0 +1,55 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { GenerationService } from '../generation/generation-service.js';
+import { buildOpenApiDocument } from '../openapi/openapi-document.js';
+import { handleError, sendError } from './error-reply.js';
+import { requestIdFor } from './request-id.js';
+import { type Authenticator, registerGenerationRoute } from './routes/generation-route.js';
+import { registerHealthRoutes } from './routes/health-routes.js';
+
+export interface AppDependencies {
+  config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'>;
+  authenticator: Authenticator;
+  generation: GenerationService;
+  checkReady: () => Promise<void>;
+  version: string;
+}
+
+export function buildApp(deps: AppDependencies): FastifyInstance {
+  const app = Fastify({
+    logger: { level: deps.config.logLevel },
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    requestIdLogLabel: 'request_id',
+    // The generation route sets its own, larger limit; everything else takes small bodies.
+    bodyLimit: 64 * 1024,
+    return503OnClosing: true,
+  });
+  // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      new GatewayError('NotFound', `no route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
+  );
+
+  const openApi = JSON.stringify(buildOpenApiDocument(deps.config.routePrefix, deps.version));
+  app.get('/openapi.json', async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(openApi),
+  );
+  registerHealthRoutes(app, deps.checkReady);
+  registerGenerationRoute(app, {
+    routePrefix: deps.config.routePrefix,
+    maxBodyBytes: deps.config.maxBodyBytes,
+    authenticator: deps.authenticator,
+    generation: deps.generation,
+  });
+  return app;
+}

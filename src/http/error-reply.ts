@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody, GatewayError } from '../errors/gateway-error.js';
+
+/** Fastify's own request errors, translated into the gateway's error table. */
+function fromFastifyError(error: FastifyError): GatewayError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError(
+        'RequestTooLarge',
+        'request body is larger than the configured limit',
+      );
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('InvalidParameter', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('InvalidParameter', 'body: is empty, expected a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new GatewayError('InvalidParameter', 'body: is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('InvalidParameter', 'body: length does not match Content-Length');
+    default:
+      break;
+  }
+  // Fastify marks client mistakes (bad JSON, aborted uploads, proto poisoning) with a 4xx status.
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    if (error.statusCode === 413)
+      return new GatewayError('RequestTooLarge', 'request body is too large');
+    return new GatewayError(
+      'InvalidParameter',
+      `body: ${error.statusCode === 400 ? 'is not valid JSON' : 'could not be read'}`,
+    );
+  }
+  return undefined;
+}
+
+export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send(errorBody(error, reply.request.id));
+}
+
+export function handleError(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  const known = error instanceof GatewayError ? error : fromFastifyError(error as FastifyError);
+  if (known !== undefined) {
+    if (known.status >= 500)
+      request.log.warn({ code: known.code, message: known.message }, 'request failed');
+    return sendError(reply, known);
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return sendError(
+    reply,
+    new GatewayError(
+      'InternalError',
+      'an internal error occurred; quote the request_id when reporting it',
+    ),
+  );
+}

@@ -1,0 +1,36 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+
+/**
+ * Versioned migrations, applied in name order at start and never edited once released: a change
+ * to the schema is a new entry. Types are chosen to mean the same on SQLite and PostgreSQL.
+ */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_tokens': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('tokens')
+        .addColumn('id', 'varchar(64)', (column) => column.primaryKey())
+        .addColumn('name', 'varchar(200)', (column) => column.notNull())
+        .addColumn('account', 'varchar(200)', (column) => column.notNull())
+        .addColumn('created_at', 'bigint', (column) => column.notNull())
+        .addColumn('expires_at', 'bigint')
+        .addColumn('revoked_at', 'bigint')
+        .addColumn('is_admin', 'integer', (column) => column.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('tokens_account').on('tokens').column('account').execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error !== undefined || failed !== undefined) {
+    const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+  }
+}

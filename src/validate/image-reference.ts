@@ -1,0 +1,57 @@
+import type { ImageSource } from '../domain/generation-request.js';
+import { GatewayError } from '../errors/gateway-error.js';
+
+const MAX_URL_LENGTH = 8192;
+const DATA_URL_HEADER = /^data:([A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+);base64,/;
+
+/**
+ * Reads the form of an `image` string without touching its payload: a data URL keeps its base64
+ * text as a slice of the original string, to be decoded once by the inputs stage.
+ */
+export function readImageReference(value: string, path: string): ImageSource {
+  if (value.startsWith('data:')) {
+    const header = DATA_URL_HEADER.exec(value.slice(0, 200));
+    if (header === null) {
+      throw new GatewayError(
+        'InvalidImage',
+        `${path}: must be of the form data:<MIME_type>;base64,<base64_data>`,
+      );
+    }
+    const declaredMime = (header[1] as string).toLowerCase();
+    if (!declaredMime.startsWith('image/')) {
+      throw new GatewayError(
+        'InvalidImage',
+        `${path}: declares MIME type ${declaredMime}, which is not an image`,
+      );
+    }
+    if (value.length === header[0].length) {
+      throw new GatewayError('InvalidImage', `${path}: the base64 data is empty`);
+    }
+    return { kind: 'data', declaredMime, base64: value.slice(header[0].length) };
+  }
+  if (value.length > MAX_URL_LENGTH) {
+    throw new GatewayError(
+      'InvalidURL',
+      `${path}: URL is longer than ${MAX_URL_LENGTH} characters`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new GatewayError(
+      'InvalidURL',
+      `${path}: must be an http(s) URL or a data:<MIME_type>;base64,<data> URL`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new GatewayError(
+      'InvalidURL',
+      `${path}: scheme ${url.protocol.slice(0, -1)} is not allowed, use http or https`,
+    );
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new GatewayError('InvalidURL', `${path}: credentials in image URLs are not allowed`);
+  }
+  return { kind: 'url', url: url.href };
+}

@@ -1,0 +1,89 @@
+import type { GenerationRequest } from '../domain/generation-request.js';
+import { MODEL_A, MODEL_B, MODEL_IDS } from '../domain/models.js';
+import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
+import { type ContentItem, readContent } from './content.js';
+import {
+  MODEL_A_MAX_IMAGES,
+  type ModelAParametersInput,
+  readModelAParameters,
+} from './model-a-rules.js';
+import {
+  MODEL_B_MAX_IMAGES,
+  type ModelBParametersInput,
+  readModelBParameters,
+} from './model-b-rules.js';
+import { ModelARequestSchema, ModelBRequestSchema } from './request-schemas.js';
+import { compileSchemaCheck } from './schema-check.js';
+
+const checkModelA = compileSchemaCheck(ModelARequestSchema, `is not a field of model ${MODEL_A}`);
+const checkModelB = compileSchemaCheck(ModelBRequestSchema, `is not a field of model ${MODEL_B}`);
+
+interface CheckedBody<P> {
+  model: string;
+  input: { messages: [{ role: 'user'; content: ContentItem[] }] };
+  parameters?: P;
+}
+
+/**
+ * The whole of request validation that needs no image bytes: raw parsed JSON in, a typed
+ * GenerationRequest out, or a GatewayError naming the JSON path of the first problem.
+ * Pure apart from removing `null` members from `body`, which count as absent.
+ */
+export function validateRequest(body: unknown): GenerationRequest {
+  if (!isPlainObject(body)) {
+    throw new GatewayError('InvalidParameter', 'body: must be a JSON object');
+  }
+  dropNullMembers(body);
+  const model = body.model;
+  if (model === undefined) throw invalidParameter('model', 'is required');
+  if (body.input === undefined) throw invalidParameter('input', 'is required');
+  if (model === MODEL_A) {
+    const problem = checkModelA(body);
+    if (problem !== undefined) throw problem;
+    const checked = body as unknown as CheckedBody<ModelAParametersInput>;
+    const { prompt, images } = readContent(
+      checked.input.messages[0].content,
+      MODEL_A_MAX_IMAGES,
+      MODEL_A,
+    );
+    const { parameters, mode } = readModelAParameters(checked.parameters ?? {}, images);
+    return { model: MODEL_A, prompt, images, mode, parameters };
+  }
+  if (model === MODEL_B) {
+    const problem = checkModelB(body);
+    if (problem !== undefined) throw problem;
+    const checked = body as unknown as CheckedBody<ModelBParametersInput>;
+    const { prompt, images } = readContent(
+      checked.input.messages[0].content,
+      MODEL_B_MAX_IMAGES,
+      MODEL_B,
+    );
+    const { parameters, mode } = readModelBParameters(checked.parameters ?? {}, images);
+    return { model: MODEL_B, prompt, images, mode, parameters };
+  }
+  if (typeof model !== 'string') throw invalidParameter('model', 'must be a string');
+  throw invalidParameter(
+    'model',
+    `must be one of ${MODEL_IDS.join(', ')}, got ${JSON.stringify(model.slice(0, 100))}`,
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Recursively deletes object members whose value is null; strings are never walked. */
+function dropNullMembers(value: Record<string, unknown> | unknown[]): void {
+  if (Array.isArray(value)) {
+    for (const element of value) {
+      if (typeof element === 'object' && element !== null)
+        dropNullMembers(element as Record<string, unknown>);
+    }
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    const member = value[key];
+    if (member === null) delete value[key];
+    else if (typeof member === 'object') dropNullMembers(member as Record<string, unknown>);
+  }
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+
+describe('the endpoint outside validation', () => {
+  let gateway: TestGateway;
+  let authorization: string;
+
+  before(async () => {
+    gateway = await startTestGateway({ env: { IMAGEGATE_MAX_BODY_BYTES: '4096' } });
+    authorization = await gateway.bearer();
+  });
+  after(() => gateway.close());
+
+  const post = (payload: string | object | undefined, headers: Record<string, string> = {}) =>
+    gateway.app.inject({
+      method: 'POST',
+      url: GENERATION_URL,
+      headers: { authorization, 'content-type': 'application/json', ...headers },
+      payload: payload as string,
+    });
+
+  it('answers an unknown route with a JSON 404 NotFound and a request id', async () => {
+    const response = await gateway.app.inject({ method: 'GET', url: '/nope' });
+    assert.equal(response.statusCode, 404);
+    const body = response.json();
+    assert.equal(body.code, 'NotFound');
+    assert.equal(body.request_id, response.headers['x-request-id']);
+  });
+
+  it('answers another method on the endpoint with 405 MethodNotAllowed and Allow: POST', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH'] as const) {
+      const response = await gateway.app.inject({ method, url: GENERATION_URL });
+      assert.equal(response.statusCode, 405, method);
+      assert.equal(response.json().code, 'MethodNotAllowed');
+      assert.equal(response.headers.allow, 'POST');
+    }
+  });
+
+  it('keeps a sane incoming X-Request-Id and replaces an unsafe one', async () => {
+    const kept = await post('{', { 'x-request-id': 'trace-42.a:b' });
+    assert.equal(kept.headers['x-request-id'], 'trace-42.a:b');
+    assert.equal(kept.json().request_id, 'trace-42.a:b');
+    const replaced = await post('{', { 'x-request-id': 'bad id with spaces' });
+    assert.notEqual(replaced.headers['x-request-id'], 'bad id with spaces');
+    assert.match(String(replaced.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  it('rejects a body that is not JSON, empty, or of another content type with 400 InvalidParameter', async () => {
+    const cases: [string | undefined, Record<string, string>, RegExp][] = [
+      ['{not json', {}, /not valid JSON/],
+      ['', {}, /empty/],
+      ['hello', { 'content-type': 'text/plain' }, /Content-Type must be application\/json/],
+      ['<x/>', { 'content-type': 'application/xml' }, /Content-Type must be application\/json/],
+      ['[1,2]', {}, /body: must be a JSON object/],
+      ['"text"', {}, /body: must be a JSON object/],
+      ['null', {}, /body: must be a JSON object/],
+      ['{"__proto__":{"x":1}}', {}, /not valid JSON/],
+    ];
+    for (const [payload, headers, message] of cases) {
+      const response = await post(payload, headers);
+      assert.equal(response.statusCode, 400, `${payload}: ${response.body}`);
+      assert.equal(response.json().code, 'InvalidParameter');
+      assert.match(response.json().message, message);
+    }
+  });
+
+  it('rejects a body over the limit with 413 RequestTooLarge, from Content-Length and while streaming', async () => {
+    const big = JSON.stringify(modelABody(undefined, [{ text: 'x'.repeat(5000) }]));
+    const declared = await post(big);
+    assert.equal(declared.statusCode, 413);
+    assert.equal(declared.json().code, 'RequestTooLarge');
+  });
+
+  it('answers a valid request with 503 NoAvailableChannel while no engine is configured, never a fake success', async () => {
+    const response = await post(modelABody());
+    assert.ok([200, 503].includes(response.statusCode), response.body);
+    if (response.statusCode === 503) assert.equal(response.json().code, 'NoAvailableChannel');
+  });
+
+  it('serves healthz, readyz and an OpenAPI 3.1 document without a token', async () => {
+    assert.equal((await gateway.app.inject({ url: '/healthz' })).json().status, 'ok');
+    assert.equal((await gateway.app.inject({ url: '/readyz' })).json().status, 'ready');
+    const openapi = (await gateway.app.inject({ url: '/openapi.json' })).json();
+    assert.equal(openapi.openapi, '3.1.0');
+    assert.ok(openapi.paths[GENERATION_URL].post);
+    assert.deepEqual(openapi.components.schemas.ModelARequest.properties.model, {
+      const: 'gen-2.7-image-pro',
+      type: 'string',
+    });
+  });
+
+  it('answers at the bare DashScope path too', async () => {
+    const response = await gateway.app.inject({
+      method: 'POST',
+      url: '/api/v1/services/aigc/multimodal-generation/generation',
+      headers: { authorization, 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    assert.equal(response.statusCode, 400);
+    assert.match(response.json().message, /^model: is required/);
+  });
+});
