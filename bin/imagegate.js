@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { runCli } from '../dist/cli/main.js';
-
-process.exitCode = await runCli(process.argv.slice(2));
+import '../dist/cli/entry.js';

@@ -21,7 +21,6 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     logger: { level: deps.config.logLevel },
     genReqId: requestIdFor,
     requestIdHeader: false,
-    requestIdLogLabel: 'request_id',
     // The generation route sets its own, larger limit; everything else takes small bodies.
     bodyLimit: 64 * 1024,
     return503OnClosing: true,

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+
+const run = promisify(execFile);
+const ENTRY = path.resolve('src/cli/entry.ts');
+
+describe('imagegate token CLI', () => {
+  let dataDir: string;
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'imagegate-cli-'));
+  });
+  after(() => rm(dataDir, { recursive: true, force: true }));
+
+  async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+        env: { ...process.env, IMAGEGATE_DATA_DIR: dataDir, IMAGEGATE_DATABASE_URL: '' },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  }
+
+  it('creates a token and prints only the token on stdout', async () => {
+    const { code, stdout } = await cli(
+      'token',
+      'create',
+      '--name',
+      'ci',
+      '--account',
+      'acme',
+      '--expires-in',
+      '30d',
+      '--admin',
+    );
+    assert.equal(code, 0);
+    assert.match(stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    const token = stdout.trim();
+    assert.equal(decodeProtectedHeader(token).alg, 'HS256');
+    const claims = decodeJwt(token);
+    assert.equal(claims.sub, 'acme');
+    assert.match(String(claims.jti), /^tok_/);
+    assert.ok(Math.abs((claims.exp as number) - (claims.iat as number) - 30 * 86_400) <= 1);
+  });
+
+  it('keeps the generated secret with mode 0600', async () => {
+    const info = await stat(path.join(dataDir, 'secret'));
+    assert.equal(info.mode & 0o777, 0o600);
+  });
+
+  it('lists tokens as a table and as JSON, and revokes by id', async () => {
+    const created = await cli('token', 'create', '--name', 'to-revoke');
+    const id = String(decodeJwt(created.stdout.trim()).jti);
+    const table = await cli('token', 'list');
+    assert.equal(table.code, 0);
+    assert.match(table.stdout, /^ID\s+NAME\s+ACCOUNT/);
+    assert.match(table.stdout, new RegExp(`${id}\\s+to-revoke\\s+default`));
+    const revoked = await cli('token', 'revoke', id);
+    assert.equal(revoked.code, 0);
+    assert.equal(revoked.stdout, `revoked ${id}\n`);
+    const listed = JSON.parse((await cli('token', 'list', '--json')).stdout) as {
+      id: string;
+      status: string;
+      admin: boolean;
+    }[];
+    assert.equal(listed.find((token) => token.id === id)?.status, 'revoked');
+    assert.equal(listed.find((token) => token.status === 'active')?.admin, true);
+  });
+
+  it('exits 2 with usage on mistakes, saying what is wrong', async () => {
+    const cases: [string[], RegExp][] = [
+      [['token', 'create'], /--name is required/],
+      [['token', 'create', '--name', 'x', '--expires-in', 'soon'], /--expires-in must look like/],
+      [['token', 'create', '--name', 'x', '--bogus'], /Unknown option '--bogus'/],
+      [['token', 'revoke'], /exactly one token ID/],
+      [['token', 'revoke', 'tok_missing'], /no token with ID tok_missing/],
+      [['token', 'frobnicate'], /unknown action "frobnicate"/],
+      [['launch'], /unknown command "launch"/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(...args);
+      assert.equal(result.code, 2, args.join(' '));
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+    }
+  });
+
+  it('reports every configuration problem at once and exits 1', async () => {
+    const { stderr, code } = await run(
+      process.execPath,
+      ['--import', 'tsx', ENTRY, 'token', 'list'],
+      {
+        env: {
+          ...process.env,
+          IMAGEGATE_DATA_DIR: dataDir,
+          IMAGEGATE_TOKEN_CACHE_MS: 'often',
+          IMAGEGATE_LOG_LEVEL: 'loud',
+        },
+      },
+    ).then(
+      () => ({ stderr: '', code: 0 }),
+      (error: { stderr: string; code: number }) => error,
+    );
+    assert.equal(code, 1);
+    assert.match(stderr, /IMAGEGATE_TOKEN_CACHE_MS must be an integer/);
+    assert.match(stderr, /IMAGEGATE_LOG_LEVEL must be one of/);
+  });
+});
