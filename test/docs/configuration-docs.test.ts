@@ -1,0 +1,12 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { it } from 'node:test';
+import { SETTINGS } from '../../src/config/settings.js';
+
+it('docs/configuration.md documents every setting by its environment name and file key', async () => {
+  const markdown = await readFile('docs/configuration.md', 'utf8');
+  const missing = Object.values(SETTINGS)
+    .filter((setting) => !markdown.includes(`| \`${setting.env}\` | \`${setting.file}\` |`))
+    .map((setting) => setting.env);
+  assert.deepEqual(missing, []);
+});
