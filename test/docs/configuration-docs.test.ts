@@ -6,7 +6,12 @@ import { SETTINGS } from '../../src/config/settings.js';
 it('docs/configuration.md documents every setting by its environment name and file key', async () => {
   const markdown = await readFile('docs/configuration.md', 'utf8');
   const missing = Object.values(SETTINGS)
-    .filter((setting) => !markdown.includes(`| \`${setting.env}\` | \`${setting.file}\` |`))
+    .filter(
+      (setting) =>
+        !new RegExp(`^\\|\\s*\`${setting.env}\`\\s*\\|\\s*\`${setting.file}\`\\s*\\|`, 'm').test(
+          markdown,
+        ),
+    )
     .map((setting) => setting.env);
   assert.deepEqual(missing, []);
 });
