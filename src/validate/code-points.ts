@@ -10,10 +10,17 @@ export function truncateCodePoints(
   let units = 0;
   let points = 0;
   while (units < text.length && points < limit) {
-    const code = text.charCodeAt(units);
-    units += code >= 0xd800 && code <= 0xdbff && units + 1 < text.length ? 2 : 1;
+    units += isSurrogatePairAt(text, units) ? 2 : 1;
     points++;
   }
   if (units >= text.length) return { text, truncated: false };
   return { text: text.slice(0, units), truncated: true };
+}
+
+/** A high surrogate followed by a low one; a lone surrogate is a code point of its own. */
+function isSurrogatePairAt(text: string, index: number): boolean {
+  const high = text.charCodeAt(index);
+  if (high < 0xd800 || high > 0xdbff) return false;
+  const low = text.charCodeAt(index + 1);
+  return low >= 0xdc00 && low <= 0xdfff;
 }

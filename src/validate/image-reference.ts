@@ -2,14 +2,15 @@ import type { ImageSource } from '../domain/generation-request.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
 const MAX_URL_LENGTH = 8192;
-const DATA_URL_HEADER = /^data:([A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+);base64,/;
+const DATA_URL_HEADER = /^data:([A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+);base64,/i;
 
 /**
  * Reads the form of an `image` string without touching its payload: a data URL keeps its base64
  * text as a slice of the original string, to be decoded once by the inputs stage.
  */
 export function readImageReference(value: string, path: string): ImageSource {
-  if (value.startsWith('data:')) {
+  // URL schemes are case-insensitive (RFC 3986), so DATA: is a data URL too.
+  if (value.slice(0, 5).toLowerCase() === 'data:') {
     const header = DATA_URL_HEADER.exec(value.slice(0, 200));
     if (header === null) {
       throw new GatewayError(

@@ -72,18 +72,24 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Recursively deletes object members whose value is null; strings are never walked. */
-function dropNullMembers(value: Record<string, unknown> | unknown[]): void {
-  if (Array.isArray(value)) {
-    for (const element of value) {
-      if (typeof element === 'object' && element !== null)
-        dropNullMembers(element as Record<string, unknown>);
+/**
+ * Deletes object members whose value is null, at every depth; strings are never walked. Iterative,
+ * so a deeply nested body is a 400 from the schema check rather than a stack overflow here.
+ */
+function dropNullMembers(root: Record<string, unknown>): void {
+  const pending: (Record<string, unknown> | unknown[])[] = [root];
+  for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
+    if (Array.isArray(value)) {
+      for (const element of value) {
+        if (typeof element === 'object' && element !== null)
+          pending.push(element as Record<string, unknown>);
+      }
+      continue;
     }
-    return;
-  }
-  for (const key of Object.keys(value)) {
-    const member = value[key];
-    if (member === null) delete value[key];
-    else if (typeof member === 'object') dropNullMembers(member as Record<string, unknown>);
+    for (const key of Object.keys(value)) {
+      const member = value[key];
+      if (member === null) delete value[key];
+      else if (typeof member === 'object') pending.push(member as Record<string, unknown>);
+    }
   }
 }
