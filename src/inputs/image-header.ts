@@ -1,0 +1,19 @@
+import type { ImageFormat } from '../domain/loaded-image.js';
+
+/** What the header of an image says, read without decoding any pixels. */
+export interface ImageHeader {
+  format: ImageFormat;
+  width: number;
+  height: number;
+}
+
+/**
+ * A header that cannot be accepted. The message is safe to show the caller and names no path;
+ * check-image adds the path and turns it into an InvalidImage.
+ */
+export class ImageHeaderError extends Error {
+  constructor(problem: string) {
+    super(problem);
+    this.name = 'ImageHeaderError';
+  }
+}
