@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  assertBlobKey,
+  assertFolder,
+  type BlobHead,
+  type BlobKey,
+  type BlobObject,
+  type BlobStore,
+} from './blob-store.js';
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+}
+
+/**
+ * Objects as files under `<dataDir>/images/<folder>/<name>`. A write goes to a temporary file in
+ * the target folder (same file system, so the rename is atomic) and is flushed before it is
+ * renamed into place; temporary names start with a dot, which no key can.
+ */
+export class DiskBlobStore implements BlobStore {
+  readonly root: string;
+
+  constructor(dataDir: string) {
+    this.root = path.join(path.resolve(dataDir), 'images');
+  }
+
+  private pathOf(key: BlobKey): string {
+    assertBlobKey(key);
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  async put(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
+    const target = this.pathOf(key);
+    // Until the pipeline listens, a source error would be an uncaught exception; the pipeline
+    // still sees the error, because it checks the stream's state when it starts.
+    const ignoreUntilPiped = () => {};
+    if (!Buffer.isBuffer(body)) body.on('error', ignoreUntilPiped);
+    const temporary = path.join(
+      path.dirname(target),
+      `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
+    );
+    try {
+      await mkdir(path.dirname(target), { recursive: true });
+      if (Buffer.isBuffer(body)) {
+        await writeFile(temporary, body, { flag: 'wx', flush: true });
+      } else {
+        await pipeline(body, createWriteStream(temporary, { flags: 'wx', flush: true }));
+      }
+      const { size } = await stat(temporary);
+      await rename(temporary, target);
+      return { size };
+    } catch (error) {
+      if (!Buffer.isBuffer(body)) body.destroy();
+      await rm(temporary, { force: true });
+      throw error;
+    } finally {
+      if (!Buffer.isBuffer(body)) body.off('error', ignoreUntilPiped);
+    }
+  }
+
+  async get(key: BlobKey): Promise<BlobObject | undefined> {
+    let handle;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    try {
+      // Size and bytes come from the same open file, so a concurrent delete cannot split them.
+      const { size } = await handle.stat();
+      return { size, stream: handle.createReadStream({ autoClose: true }) };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async head(key: BlobKey): Promise<BlobHead | undefined> {
+    try {
+      const { size } = await stat(this.pathOf(key));
+      return { size };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: BlobKey): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+
+  async listFolders(): Promise<string[]> {
+    try {
+      const entries = await readdir(this.root, { withFileTypes: true });
+      return entries
+        .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))
+        .map((entry) => entry.name)
+        .sort();
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+  }
+
+  async deleteFolder(folder: string): Promise<number> {
+    assertFolder(folder);
+    const directory = path.join(this.root, folder);
+    let names: string[];
+    try {
+      names = await readdir(directory);
+    } catch (error) {
+      if (isMissing(error)) return 0;
+      throw error;
+    }
+    await rm(directory, { recursive: true, force: true });
+    return names.filter((name) => !name.startsWith('.')).length;
+  }
+
+  async close(): Promise<void> {}
+}

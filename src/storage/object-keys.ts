@@ -1,0 +1,35 @@
+import type { BlobKey } from './blob-store.js';
+
+const SECONDS_PER_HOUR = 3600;
+/** `2025-11-24T13`: the UTC hour in which every image of the folder expires. */
+const FOLDER_PATTERN = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2})$/;
+
+/** The folder of images that expire within the UTC hour of `expiresAt` (unix seconds). */
+export function expiryFolderOf(expiresAt: number): string {
+  const hourStart = Math.floor(expiresAt / SECONDS_PER_HOUR) * SECONDS_PER_HOUR;
+  return new Date(hourStart * 1000).toISOString().slice(0, 13);
+}
+
+/**
+ * Images live in folders named after the hour they expire in, so the sweeper removes a whole
+ * folder once its hour is over, without reading any object's metadata.
+ */
+export function objectKeyOf(id: string, expiresAt: number): BlobKey {
+  return `${expiryFolderOf(expiresAt)}/${id}.png`;
+}
+
+/**
+ * When every image in the folder has expired (unix seconds): the end of its hour. Undefined for
+ * a folder this layout did not make, which the sweeper leaves alone.
+ */
+export function folderExpiredAt(folder: string): number | undefined {
+  const match = FOLDER_PATTERN.exec(folder);
+  if (match === null) return undefined;
+  const [, year, month, day, hour] = match.map(Number);
+  if (year === undefined || month === undefined || day === undefined || hour === undefined)
+    return undefined;
+  const hourStart = Date.UTC(year, month - 1, day, hour) / 1000;
+  // Date.UTC rolls 2025-02-30 over into March; only a folder this layout writes is accepted.
+  if (expiryFolderOf(hourStart) !== folder) return undefined;
+  return hourStart + SECONDS_PER_HOUR;
+}

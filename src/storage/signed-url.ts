@@ -1,0 +1,111 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Spec section 2.6 and 8: a generated image's URL is valid for 24 hours. */
+export const IMAGE_URL_VALIDITY_SECONDS = 24 * 60 * 60;
+
+/** 144 random bits: a whole number of base64url characters (24), so every id has one spelling. */
+const ID_BYTES = 18;
+const FILE_PATTERN = /^([A-Za-z0-9_-]{24})\.png$/;
+const EXPIRES_PATTERN = /^[1-9][0-9]{0,11}$/;
+const SIGNATURE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** One stored image as its URL names it. */
+export interface SignedImage {
+  id: string;
+  /** Unix seconds after which the URL no longer serves. */
+  expiresAt: number;
+}
+
+export type ImageUrlProblem = 'malformed' | 'bad-signature' | 'expired';
+
+export type ImageUrlCheck =
+  | { ok: true; image: SignedImage; secondsLeft: number }
+  | { ok: false; problem: ImageUrlProblem; message: string };
+
+export interface ImageUrlSignerOptions {
+  /** `deriveKeys(secret).imageUrlSigning`. */
+  signingKey: Uint8Array;
+  /**
+   * E.g. `https://images.example.com`; a function when the base is known only once the server
+   * listens (port 0).
+   */
+  publicBaseUrl: string | (() => string);
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
+}
+
+export function newImageId(): string {
+  return randomBytes(ID_BYTES).toString('base64url');
+}
+
+/**
+ * Issues and checks `<base>/images/<id>.png?expires=<unix seconds>&signature=<HMAC>`. The HMAC
+ * covers id and expiry, so neither can be changed; it is compared in constant time.
+ */
+export class ImageUrlSigner {
+  private readonly signingKey: Uint8Array;
+  private readonly publicBaseUrl: () => string;
+  private readonly now: () => number;
+
+  constructor(options: ImageUrlSignerOptions) {
+    if (options.signingKey.length < 16)
+      throw new RangeError('the image URL signing key must be at least 16 bytes');
+    this.signingKey = options.signingKey;
+    const base = options.publicBaseUrl;
+    this.publicBaseUrl =
+      typeof base === 'string' ? () => base.replace(/\/+$/, '') : () => base().replace(/\/+$/, '');
+    this.now = options.now ?? Date.now;
+  }
+
+  /** A fresh id with an expiry 24 hours from now. */
+  issue(): SignedImage {
+    return { id: newImageId(), expiresAt: this.nowSeconds() + IMAGE_URL_VALIDITY_SECONDS };
+  }
+
+  urlOf(image: SignedImage): string {
+    const expires = String(image.expiresAt);
+    return `${this.publicBaseUrl()}/images/${image.id}.png?expires=${expires}&signature=${this.signatureOf(image.id, expires)}`;
+  }
+
+  /** Checks the last path segment (`<id>.png`) and the query values of a request. */
+  check(file: string, expires: unknown, signature: unknown): ImageUrlCheck {
+    const id = FILE_PATTERN.exec(file)?.[1];
+    if (id === undefined)
+      return { ok: false, problem: 'malformed', message: 'no image has this name' };
+    if (typeof expires !== 'string' || !EXPIRES_PATTERN.test(expires))
+      return {
+        ok: false,
+        problem: 'malformed',
+        message: 'image URL lacks a valid expires parameter',
+      };
+    const given = Buffer.from(typeof signature === 'string' ? signature : '');
+    const expected = Buffer.from(this.signatureOf(id, expires));
+    if (
+      typeof signature !== 'string' ||
+      !SIGNATURE_PATTERN.test(signature) ||
+      !timingSafeEqual(given, expected)
+    )
+      return {
+        ok: false,
+        problem: 'bad-signature',
+        message: 'image URL signature does not match; the URL was altered or not issued here',
+      };
+    const expiresAt = Number(expires);
+    const secondsLeft = expiresAt - this.nowSeconds();
+    if (secondsLeft <= 0)
+      return {
+        ok: false,
+        problem: 'expired',
+        message: `image URL expired at ${new Date(expiresAt * 1000).toISOString()}`,
+      };
+    return { ok: true, image: { id, expiresAt }, secondsLeft };
+  }
+
+  private signatureOf(id: string, expires: string): string {
+    return createHmac('sha256', this.signingKey).update(`${id}\n${expires}`).digest('base64url');
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+}

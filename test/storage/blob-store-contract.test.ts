@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { after, before, describe, it } from 'node:test';
+import type { BlobKey, BlobStore } from '../../src/storage/blob-store.js';
+import { BACKENDS, type OpenedBackend } from './backends.js';
+
+async function bytesOf(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function chunked(bytes: Buffer, chunkSize: number): Readable {
+  return Readable.from(
+    (function* () {
+      for (let offset = 0; offset < bytes.length; offset += chunkSize)
+        yield bytes.subarray(offset, offset + chunkSize);
+    })(),
+  );
+}
+
+for (const backend of BACKENDS) {
+  describe(`BlobStore contract: ${backend.name}`, () => {
+    let opened: OpenedBackend;
+    let store: BlobStore;
+
+    before(async () => {
+      opened = await backend.open();
+      store = opened.store;
+    });
+    after(() => opened.close());
+
+    it('stores a Buffer and reads back the same bytes with their size', async () => {
+      const bytes = randomBytes(4096);
+      assert.deepEqual(await store.put('f1/buffer.png', bytes), { size: 4096 });
+      const object = await store.get('f1/buffer.png');
+      assert.ok(object);
+      assert.equal(object.size, 4096);
+      assert.deepEqual(await bytesOf(object.stream), bytes);
+      assert.deepEqual(await store.head('f1/buffer.png'), { size: 4096 });
+    });
+
+    it('stores a stream of many chunks without knowing its length', async () => {
+      const bytes = randomBytes(300_000);
+      assert.deepEqual(await store.put('f1/stream.png', chunked(bytes, 7_000)), { size: 300_000 });
+      const object = await store.get('f1/stream.png');
+      assert.ok(object);
+      assert.equal(object.size, 300_000);
+      assert.deepEqual(await bytesOf(object.stream), bytes);
+    });
+
+    it('stores empty objects', async () => {
+      await store.put('f1/empty-buffer.png', Buffer.alloc(0));
+      await store.put('f1/empty-stream.png', Readable.from([]));
+      for (const key of ['f1/empty-buffer.png', 'f1/empty-stream.png'] as const) {
+        assert.deepEqual(await store.head(key), { size: 0 }, key);
+        const object = await store.get(key);
+        assert.ok(object);
+        assert.equal(object.size, 0);
+        assert.equal((await bytesOf(object.stream)).length, 0);
+      }
+    });
+
+    it('replaces an object written again under the same key', async () => {
+      await store.put('f1/replaced.png', Buffer.from('first version, longer'));
+      await store.put('f1/replaced.png', Buffer.from('second'));
+      const object = await store.get('f1/replaced.png');
+      assert.ok(object);
+      assert.equal(object.size, 6);
+      assert.equal(await text(object.stream), 'second');
+    });
+
+    it('answers undefined for a missing object, on get and head', async () => {
+      assert.equal(await store.get('f1/missing.png'), undefined);
+      assert.equal(await store.head('f1/missing.png'), undefined);
+      assert.equal(await store.get('no-such-folder/missing.png'), undefined);
+    });
+
+    it('deletes an object, and deleting a missing one is no error', async () => {
+      await store.put('f1/doomed.png', Buffer.from('x'));
+      await store.delete('f1/doomed.png');
+      assert.equal(await store.head('f1/doomed.png'), undefined);
+      await store.delete('f1/doomed.png');
+      await store.delete('never-existed/nothing.png');
+    });
+
+    it('lists folders and deletes a whole folder, leaving the others', async () => {
+      const keys: BlobKey[] = ['a1/x.png', 'a1/y.png', 'a1/z.png', 'b2/x.png'];
+      for (const key of keys) await store.put(key, Buffer.from(key));
+      const folders = await store.listFolders();
+      assert.ok(folders.includes('a1') && folders.includes('b2'), folders.join());
+      assert.equal(await store.deleteFolder('a1'), 3);
+      assert.ok(!(await store.listFolders()).includes('a1'));
+      assert.equal(await store.head('a1/x.png'), undefined);
+      assert.deepEqual(await store.head('b2/x.png'), { size: 8 });
+      assert.equal(await store.deleteFolder('a1'), 0);
+    });
+
+    it('rejects a stream that fails and leaves nothing under the key', async () => {
+      const failing = new Readable({
+        read() {
+          this.push(randomBytes(1000));
+          this.destroy(new Error('source broke'));
+        },
+      });
+      await assert.rejects(store.put('f2/broken.png', failing), /source broke/);
+      assert.equal(await store.head('f2/broken.png'), undefined);
+    });
+
+    it('refuses keys that could escape the store or name temporary files', async () => {
+      for (const key of [
+        '../x/y.png',
+        'a/../../y.png',
+        'a/.hidden',
+        '.a/b',
+        'a/b/c',
+        'a',
+        '/a/b',
+        'a\\b/c',
+      ]) {
+        await assert.rejects(store.put(key as BlobKey, Buffer.from('x')), TypeError, key);
+        await assert.rejects(store.get(key as BlobKey), TypeError, key);
+      }
+      await assert.rejects(store.deleteFolder('..'), TypeError);
+      await assert.rejects(store.deleteFolder('a/b'), TypeError);
+    });
+  });
+}

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Fastify from 'fastify';
+import type { BlobStore } from '../../src/storage/blob-store.js';
+import {
+  createResultStorage,
+  type ResultStorage,
+} from '../../src/storage/create-result-storage.js';
+import { objectKeyOf } from '../../src/storage/object-keys.js';
+import { type SweepLog, Sweeper } from '../../src/storage/sweeper.js';
+import { BACKENDS, type OpenedBackend } from './backends.js';
+
+const HOUR = 3600 * 1000;
+const T0 = Date.UTC(2030, 2, 10, 9, 40, 0);
+
+function keyOfUrl(url: string) {
+  const parsed = new URL(url);
+  const id = parsed.pathname.split('/').pop()?.replace('.png', '') ?? '';
+  return objectKeyOf(id, Number(parsed.searchParams.get('expires')));
+}
+
+function until(condition: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return (async () => {
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+}
+
+for (const backend of BACKENDS) {
+  describe(`sweeper on ${backend.name}`, () => {
+    const clock = { now: T0 };
+    let opened: OpenedBackend;
+    let storage: ResultStorage;
+
+    before(async () => {
+      opened = await backend.open();
+      storage = createResultStorage({
+        storage: opened.target,
+        publicBaseUrl: 'http://127.0.0.1:8080',
+        signingKey: new Uint8Array(32).fill(5),
+        now: () => clock.now,
+        sweepIntervalMs: 0,
+      });
+    });
+    after(async () => {
+      await storage.close();
+      await opened.close();
+    });
+
+    it('deletes images once their expiry hour is over and keeps live ones and foreign folders', async () => {
+      clock.now = T0;
+      const early = [
+        await storage.results.save(Buffer.from('early 1'), 'r1'),
+        await storage.results.save(Buffer.from('early 2'), 'r1'),
+      ];
+      clock.now = T0 + 10 * HOUR;
+      const late = await storage.results.save(Buffer.from('late'), 'r2');
+      await storage.blobs.put('backups/keep-me.png', Buffer.from('not ours'));
+
+      // At the expiry second the URLs stop serving; the folder goes when its hour is over.
+      clock.now = T0 + 24 * HOUR;
+      assert.deepEqual(await storage.sweeper.sweepOnce(), { foldersDeleted: 0, objectsDeleted: 0 });
+      clock.now = Date.UTC(2030, 2, 11, 10, 0, 0);
+      assert.deepEqual(await storage.sweeper.sweepOnce(), { foldersDeleted: 1, objectsDeleted: 2 });
+
+      for (const url of early) assert.equal(await storage.blobs.head(keyOfUrl(url)), undefined);
+      assert.deepEqual(await storage.blobs.head(keyOfUrl(late)), { size: 4 });
+      assert.deepEqual(await storage.blobs.head('backups/keep-me.png'), { size: 8 });
+      assert.ok(!(await storage.blobs.listFolders()).includes('2030-03-11T09'));
+      if (opened.s3 !== undefined)
+        assert.ok(
+          ![...opened.s3.objects('imagegate-test').keys()].some((key) =>
+            key.includes('2030-03-11T09'),
+          ),
+        );
+
+      clock.now = T0 + 35 * HOUR;
+      assert.deepEqual(await storage.sweeper.sweepOnce(), { foldersDeleted: 1, objectsDeleted: 1 });
+      assert.equal(await storage.blobs.head(keyOfUrl(late)), undefined);
+      assert.deepEqual(await storage.blobs.listFolders(), ['backups']);
+    });
+
+    it('keeps storage bounded over days of steady use', async () => {
+      for (let hour = 0; hour < 72; hour += 1) {
+        clock.now = T0 + 100 * HOUR + hour * HOUR;
+        await storage.results.save(Buffer.from(`image of hour ${hour}`), 'steady');
+        await storage.sweeper.sweepOnce();
+        const folders = (await storage.blobs.listFolders()).filter((f) => f !== 'backups');
+        assert.ok(folders.length <= 25, `${folders.length} folders at hour ${hour}`);
+      }
+      if (opened.dataDir !== undefined) {
+        const names = await readdir(path.join(opened.dataDir, 'images'));
+        assert.ok(names.length <= 26, names.join());
+      }
+    });
+
+    it('sweeps on its own once started, on an unref timer, until stopped', async () => {
+      clock.now = T0 + 200 * HOUR;
+      const url = await storage.results.save(Buffer.from('soon gone'), 'r3');
+      clock.now = T0 + 226 * HOUR;
+      const timersBefore = process
+        .getActiveResourcesInfo()
+        .filter((resource) => resource === 'Timeout').length;
+      const sweeper = new Sweeper(storage.blobs, { intervalMs: 20, now: () => clock.now });
+      sweeper.start();
+      try {
+        const timersAfter = process
+          .getActiveResourcesInfo()
+          .filter((resource) => resource === 'Timeout').length;
+        assert.equal(timersAfter, timersBefore, 'the sweep timer must not keep the process alive');
+        await until(async () => (await storage.blobs.head(keyOfUrl(url))) === undefined);
+      } finally {
+        await sweeper.stop();
+      }
+    });
+  });
+}
+
+describe('sweeper failures', () => {
+  it('takes a Fastify (pino) logger as its log', async () => {
+    const app = Fastify({ logger: false });
+    const log: SweepLog = app.log;
+    assert.equal(typeof log.warn, 'function');
+    await app.close();
+  });
+
+  it('logs a failed sweep and tries again at the next interval', async () => {
+    let calls = 0;
+    const flaky: Pick<BlobStore, 'listFolders' | 'deleteFolder'> = {
+      listFolders: async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('backend down');
+        return [];
+      },
+      deleteFolder: async () => 0,
+    };
+    const warnings: string[] = [];
+    const log: SweepLog = { info: () => {}, warn: (_details, message) => warnings.push(message) };
+    const sweeper = new Sweeper(flaky as BlobStore, { intervalMs: 15 });
+    sweeper.start(log);
+    try {
+      await until(async () => calls >= 2);
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0] ?? '', /sweep failed/);
+    } finally {
+      await sweeper.stop();
+    }
+  });
+
+  it('does not start a timer when the interval is 0', async () => {
+    let calls = 0;
+    const store = { listFolders: async () => ((calls += 1), []) } as unknown as BlobStore;
+    const sweeper = new Sweeper(store, { intervalMs: 0 });
+    sweeper.start();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(calls, 0);
+    await sweeper.sweepOnce();
+    assert.equal(calls, 1);
+    await sweeper.stop();
+  });
+});
