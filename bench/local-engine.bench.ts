@@ -1,0 +1,132 @@
+import sharp from 'sharp';
+import type { LoadedImage } from '../src/domain/loaded-image.js';
+import type { EngineJob } from '../src/engine/engine.js';
+import { LocalEngine } from '../src/engine/local/local-engine.js';
+import { outputSize } from '../src/generation/output-size.js';
+import { validateRequest } from '../src/validate/validate-request.js';
+import { type BenchRow, medianMs } from './bench-row.js';
+
+const engine = new LocalEngine();
+const PROMPT = 'a red fox in the snow, watercolour';
+
+function job(parameters: Record<string, unknown>, inputs: LoadedImage[] = []): EngineJob {
+  const request = validateRequest({
+    model: 'gen-2.7-image-pro',
+    input: {
+      messages: [
+        {
+          role: 'user',
+          content: [
+            ...inputs.map(() => ({ image: 'https://images.example/input.jpg' })),
+            { text: PROMPT },
+          ],
+        },
+      ],
+    },
+    parameters: { seed: 42, ...parameters },
+  });
+  return {
+    request,
+    inputs,
+    output: outputSize(request, inputs),
+    seed: 42,
+    requestId: 'bench',
+    signal: new AbortController().signal,
+  };
+}
+
+/** A 1600x1200 photo-like JPEG (smooth colour fields), as a phone might send. */
+async function photo(index: number): Promise<LoadedImage> {
+  const width = 1600;
+  const height = 1200;
+  const data = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const offset = (y * width + x) * 3;
+      data[offset] = 128 + 120 * Math.sin(x / 90 + index);
+      data[offset + 1] = 128 + 120 * Math.cos(y / 70 - index);
+      data[offset + 2] = (x ^ y) & 0xff;
+    }
+  }
+  const bytes = await sharp(data, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+  return {
+    path: `input.messages[0].content[${index}].image`,
+    format: 'jpeg',
+    width,
+    height,
+    bytes,
+  };
+}
+
+async function perImage(task: EngineJob, iterations: number): Promise<number> {
+  let images = 1;
+  const median = await medianMs(async () => {
+    images = (await engine.generate(task)).images.length;
+  }, iterations);
+  return median / images;
+}
+
+export default async function bench(): Promise<BenchRow[]> {
+  const photos = await Promise.all(Array.from({ length: 9 }, (_, index) => photo(index)));
+  const rows: BenchRow[] = [];
+  for (const [preset, iterations] of [
+    ['1K', 15],
+    ['2K', 9],
+    ['4K', 5],
+  ] as const) {
+    rows.push({
+      name: `local engine, ${preset} text-to-image, per image`,
+      value: await perImage(job({ size: preset }), iterations),
+      unit: 'ms',
+      note: `median of ${iterations}`,
+    });
+  }
+  rows.push({
+    name: 'local engine, 4K text-to-image + palette + watermark, per image',
+    value: await perImage(
+      job({
+        size: '4K',
+        watermark: true,
+        color_palette: [
+          { hex: '#112233', ratio: '40.00%' },
+          { hex: '#E4A11B', ratio: '35.50%' },
+          { hex: '#8FC1E3', ratio: '24.50%' },
+        ],
+      }),
+      5,
+    ),
+    unit: 'ms',
+    note: 'median of 5',
+  });
+  rows.push({
+    name: 'local engine, 2K with 9 input images (1600x1200 JPEG), per image',
+    value: await perImage(job({ size: '2K' }, photos), 7),
+    unit: 'ms',
+    note: 'median of 7, decoding included',
+  });
+  rows.push({
+    name: 'local engine, 2K with 9 inputs, 2 bboxes on the last, per image',
+    value: await perImage(
+      job(
+        {
+          size: '2K',
+          watermark: true,
+          bbox_list: [
+            ...Array.from({ length: 8 }, () => []),
+            [
+              [100, 100, 700, 600],
+              [900, 500, 1500, 1100],
+            ],
+          ],
+        },
+        photos,
+      ),
+      7,
+    ),
+    unit: 'ms',
+    note: 'median of 7, decoding included',
+  });
+  return rows;
+}

@@ -1,0 +1,90 @@
+import sharp, { type Sharp } from 'sharp';
+import type { BoundingBox, PixelSize } from '../../domain/generation-request.js';
+import type { LoadedImage } from '../../domain/loaded-image.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { decodeBmp } from './bmp-decoder.js';
+import type { Rgb } from './colour.js';
+import type { RgbCanvas } from './rgb-canvas.js';
+
+/**
+ * A sharp pipeline over the image's pixels. BMP goes through our own decoder (libvips has
+ * none). No EXIF auto-orientation: box coordinates and the size rules use the stored
+ * orientation, so the pixels must too. Alpha (possible in WEBP) is flattened onto white.
+ */
+function openImage(image: LoadedImage): Sharp {
+  if (image.format === 'bmp') {
+    const bitmap = decodeBmp(image.bytes);
+    return sharp(bitmap.data, {
+      raw: { width: bitmap.width, height: bitmap.height, channels: 3 },
+    });
+  }
+  return sharp(image.bytes).flatten({ background: '#ffffff' });
+}
+
+async function rawRgb(pipeline: Sharp): Promise<RgbCanvas> {
+  const { data, info } = await pipeline
+    .toColourspace('srgb')
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== 3) throw new Error(`decoded to ${info.channels} channels, expected 3`);
+  return { width: info.width, height: info.height, data };
+}
+
+/** Decode failures are the caller's image, not our bug: InvalidImage naming the item. */
+async function decoded<T>(image: LoadedImage, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new GatewayError('InvalidImage', `${image.path}: image could not be decoded (${reason})`);
+  }
+}
+
+/** The image stretched to exactly `size` (each axis on its own, so boxes map by plain scaling). */
+export function resizedInput(image: LoadedImage, size: PixelSize): Promise<RgbCanvas> {
+  return decoded(image, () =>
+    rawRgb(openImage(image).resize(size.width, size.height, { fit: 'fill' })),
+  );
+}
+
+const SAMPLE_SIDE = 4;
+
+/**
+ * The most vivid colour of a reference image (one of the inputs before the last), or of its
+ * boxes when it has any: the images a caller adds for reference lend the output their colours.
+ */
+export function referenceColour(image: LoadedImage, boxes: readonly BoundingBox[]): Promise<Rgb> {
+  return decoded(image, async () => {
+    // Without boxes, no extract: that lets libvips shrink JPEG and WEBP while decoding.
+    const pipelines =
+      boxes.length === 0
+        ? [openImage(image)]
+        : boxes.map(([x1, y1, x2, y2]) =>
+            openImage(image).extract({ left: x1, top: y1, width: x2 - x1, height: y2 - y1 }),
+          );
+    const samples: Rgb[] = [];
+    for (const pipeline of pipelines) {
+      const { data } = await rawRgb(pipeline.resize(SAMPLE_SIDE, SAMPLE_SIDE, { fit: 'fill' }));
+      for (let offset = 0; offset + 2 < data.length; offset += 3) {
+        samples.push({ r: data[offset]!, g: data[offset + 1]!, b: data[offset + 2]! });
+      }
+    }
+    return mostVivid(samples);
+  });
+}
+
+function mostVivid(samples: readonly Rgb[]): Rgb {
+  let best: Rgb = { r: 128, g: 128, b: 128 };
+  let bestScore = -1;
+  for (const sample of samples) {
+    const high = Math.max(sample.r, sample.g, sample.b);
+    const low = Math.min(sample.r, sample.g, sample.b);
+    const score = (high - low) * 2 + high;
+    if (score > bestScore) {
+      best = sample;
+      bestScore = score;
+    }
+  }
+  return best;
+}
