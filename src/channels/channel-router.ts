@@ -1,0 +1,215 @@
+import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine/engine.js';
+import type { ResultStore } from '../storage/result-store.js';
+import type { AttemptResult } from './attempt-result.js';
+import { missingFeatures, requiredFeatures } from './capabilities.js';
+import type { Channel } from './channel.js';
+import { type ChannelStatus, channelStatus } from './channel-status.js';
+import { rehostImages } from './image-rehost.js';
+import {
+  type AttemptNote,
+  channelsExhausted,
+  noCapableChannel,
+  noChannelConfigured,
+} from './routing-outcome.js';
+import type { UpstreamHttp } from './upstream-http.js';
+import { weightedOrder } from './weighted-order.js';
+
+/** pino's shape, so `app.log` fits; fields never carry keys. */
+export interface ChannelLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export const silentLog: ChannelLog = { warn: () => undefined, error: () => undefined };
+
+export interface RouterDependencies {
+  http: UpstreamHttp;
+  results: ResultStore;
+  /** Longest a request may spend across all its attempts and failovers. */
+  deadlineMs: number;
+  now: () => number;
+  random: () => number;
+  log: ChannelLog;
+}
+
+/**
+ * Routes a job to the channels that serve its model and can do what it asks: priority tiers in
+ * order, weighted random within a tier, moving on to the next channel when an attempt fails in a
+ * way that sent nothing the upstream could have acted on. Upstream refusals of the request are
+ * the caller's 400; a request that may have been accepted is never sent again.
+ */
+export class ChannelRouter implements Engine {
+  constructor(
+    readonly channels: readonly Channel[],
+    private readonly dependencies: RouterDependencies,
+  ) {}
+
+  status(): ChannelStatus[] {
+    return this.channels.map(channelStatus);
+  }
+
+  async generate(job: EngineJob): Promise<EngineOutput> {
+    const model = job.request.model;
+    const { now } = this.dependencies;
+    const deadlineAt = now() + this.dependencies.deadlineMs;
+    const notes: AttemptNote[] = [];
+    for (const channel of this.candidatesFor(job)) {
+      job.signal.throwIfAborted();
+      const name = channel.config.name;
+      const skipped = this.skipReason(channel, deadlineAt - now());
+      if (skipped !== undefined) {
+        notes.push({ channel: name, category: 'unavailable', ...skipped });
+        continue;
+      }
+
+      const timeoutMs = Math.min(channel.config.timeoutMs, deadlineAt - now());
+      const started = now();
+      const result = await this.attempt(channel, job, timeoutMs);
+      const latencyMs = now() - started;
+      if (result.ok) {
+        channel.health.breaker.succeeded();
+        channel.health.succeeded(latencyMs);
+        const images = await this.rehostUnlessPassedThrough(channel, result.output.images, job);
+        return {
+          images,
+          width: result.output.width,
+          height: result.output.height,
+          ...(result.output.tokens === undefined ? {} : { tokens: result.output.tokens }),
+          channel: name,
+          upstreamLatencyMs: latencyMs,
+          upstreamImageCount: result.output.imageCount,
+        };
+      }
+
+      const { failure } = result;
+      const detail =
+        failure.kind === 'timeout' ? `${failure.detail} (limit ${timeoutMs} ms)` : failure.detail;
+      const logFields = { channel: name, request_id: job.requestId, kind: failure.kind, detail };
+      if (failure.kind === 'caller-gone') {
+        channel.health.breaker.released();
+        job.signal.throwIfAborted();
+      }
+      if (failure.kind === 'rejected' && failure.callerError !== undefined) {
+        // The upstream works; it refused this request, which no other channel would take either.
+        channel.health.breaker.succeeded();
+        throw failure.callerError;
+      }
+      if (failure.kind === 'key-rejected') {
+        channel.health.breaker.released();
+        channel.health.takeOut(detail);
+        this.dependencies.log.error(logFields, 'channel taken out: upstream rejected its key');
+        notes.push({ channel: name, category: 'unavailable', detail });
+        continue;
+      }
+      channel.health.breaker.failed();
+      channel.health.failed(detail);
+      this.dependencies.log.warn(logFields, 'channel attempt failed');
+      notes.push({
+        channel: name,
+        category: failure.category,
+        detail,
+        ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+      });
+      if (failure.mayHaveBeenAccepted) throw channelsExhausted(model, notes, name);
+    }
+    throw channelsExhausted(model, notes, undefined);
+  }
+
+  /** The channels that serve the job's model and can do what it asks, in the order to try them. */
+  private candidatesFor(job: EngineJob): Channel[] {
+    const model = job.request.model;
+    const serving = this.channels.filter((channel) => channel.config.models[model] !== undefined);
+    if (serving.length === 0) throw noChannelConfigured(model);
+    const features = requiredFeatures(job.request);
+    const capable = serving.filter(
+      (channel) => missingFeatures(channel.capabilities, features).length === 0,
+    );
+    if (capable.length === 0)
+      throw noCapableChannel(
+        model,
+        serving.map((channel) => ({
+          name: channel.config.name,
+          capabilities: channel.capabilities,
+        })),
+        features,
+      );
+    const ranked = capable.map((channel) => ({
+      channel,
+      priority: channel.config.priority,
+      weight: channel.config.weight,
+    }));
+    return weightedOrder(ranked, this.dependencies.random).map(({ channel }) => channel);
+  }
+
+  /** Why `channel` is not tried now, if it is not; acquires the breaker's trial when it is. */
+  private skipReason(
+    channel: Channel,
+    remainingMs: number,
+  ): { detail: string; retryAfterMs?: number } | undefined {
+    if (channel.health.keyRejected !== undefined)
+      return { detail: 'taken out: its key was rejected' };
+    if (remainingMs <= 0) return { detail: 'not tried: request deadline reached' };
+    if (channel.health.breaker.tryAcquire()) return undefined;
+    const reopensAt = channel.health.breaker.reopensAt();
+    return {
+      detail: 'not tried: circuit open',
+      ...(reopensAt === undefined
+        ? {}
+        : { retryAfterMs: Math.max(0, reopensAt - this.dependencies.now()) }),
+    };
+  }
+
+  /**
+   * Upstream URLs are copied into our storage unless the channel passes them through. The images
+   * exist (and are billed upstream) by now, so a failure here is a 502 and never a failover.
+   */
+  private async rehostUnlessPassedThrough(
+    channel: Channel,
+    images: EngineImage[],
+    job: EngineJob,
+  ): Promise<EngineImage[]> {
+    const config = channel.config;
+    if (config.type === 'local' || config.passThroughUrls) return images;
+    try {
+      return await rehostImages(images, config.name, job.requestId, job.signal, this.dependencies);
+    } catch (error) {
+      if (!job.signal.aborted) {
+        const detail = error instanceof Error ? error.message : String(error);
+        channel.health.failed(detail);
+        this.dependencies.log.warn(
+          { channel: config.name, request_id: job.requestId, detail },
+          'could not re-host generated images',
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** One attempt bounded by `timeoutMs` and the caller's signal; the health counters follow it. */
+  private async attempt(
+    channel: Channel,
+    job: EngineJob,
+    timeoutMs: number,
+  ): Promise<AttemptResult> {
+    const timer = new AbortController();
+    const timeout = setTimeout(
+      () => timer.abort(new Error(`attempt timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    channel.health.started();
+    try {
+      return await channel.adapter.attempt({
+        job,
+        upstreamModel: channel.config.models[job.request.model] as string,
+        signal: AbortSignal.any([job.signal, timer.signal]),
+        callerGone: () => job.signal.aborted,
+      });
+    } catch (error) {
+      channel.health.breaker.released();
+      throw error;
+    } finally {
+      clearTimeout(timeout);
+      channel.health.finished();
+    }
+  }
+}

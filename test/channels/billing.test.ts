@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Admission, Settlement } from '../../src/admission/admission.js';
+import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
+import { GenerationPipeline } from '../../src/generation/generation-pipeline.js';
+import { shapeResponse } from '../../src/generation/response-shape.js';
+import { validateRequest } from '../../src/validate/validate-request.js';
+import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
+import { channels, MODEL_A, requestBody, routerFor, temporaryStorage } from './channel-fixtures.js';
+
+describe('billing what the upstream produced', () => {
+  let fake: FakeDashScope;
+  let storage: Awaited<ReturnType<typeof temporaryStorage>>;
+  let router: ReloadableRouter;
+
+  before(async () => {
+    [fake, storage] = await Promise.all([startFakeDashScope(), temporaryStorage()]);
+    router = routerFor(
+      channels([
+        { name: 'ds-primary', type: 'dashscope', base_url: fake.url, api_key: fake.apiKey },
+      ]),
+      { storage },
+    );
+  });
+  after(async () => {
+    await router.close();
+    await Promise.all([fake.close(), storage.dispose()]);
+  });
+
+  it('settles with the images the upstream made, not the requested n, and records the channel', async () => {
+    const settlements: Settlement[] = [];
+    const reserved: number[] = [];
+    const admission: Admission = {
+      async admit(request) {
+        reserved.push(request.maxImages);
+        return {
+          settle: async (settlement) => void settlements.push(settlement),
+          release: async () => undefined,
+        };
+      },
+    };
+    const pipeline = new GenerationPipeline({
+      inputs: { load: async () => [] },
+      admission,
+      engine: router,
+      results: storage.results,
+    });
+    fake.script({ kind: 'succeed', images: 3, imageCount: 3 });
+    const request = validateRequest(requestBody(MODEL_A, { enable_sequential: true }));
+    const result = await pipeline.generate(request, {
+      requestId: 'billing-1',
+      principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
+      signal: new AbortController().signal,
+    });
+    assert.deepEqual(reserved, [12]);
+    assert.equal(settlements.length, 1);
+    assert.equal(settlements[0]?.imagesProduced, 3);
+    assert.equal(settlements[0]?.channel, 'ds-primary');
+    assert.equal(typeof settlements[0]?.upstreamMs, 'number');
+    assert.ok(result.imageUrls.every((url) => url.startsWith('http://gateway.test/images/')));
+    const body = shapeResponse(request, result, 'billing-1');
+    assert.equal(body.usage.image_count, 3);
+    assert.ok('size' in body.usage);
+    assert.equal(body.usage.size, '96*64', 'the size the upstream reports');
+    assert.ok('input_tokens' in body.usage);
+    assert.deepEqual(
+      [body.usage.input_tokens, body.usage.output_tokens],
+      [12, 34],
+      'the upstream token counts',
+    );
+  });
+});
