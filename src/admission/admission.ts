@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
+import type { UsageDraft } from '../ledger/usage-draft.js';
 
 export interface AdmissionRequest {
   principal: Principal;
@@ -7,18 +8,32 @@ export interface AdmissionRequest {
   /** The most images this request can produce: what must be reserved against the quota. */
   maxImages: number;
   requestId: string;
+  /** The request's ledger row in the making; settlement writes it together with the billing. */
+  usage?: UsageDraft | undefined;
 }
 
 export interface Settlement {
   imagesProduced: number;
   width: number;
   height: number;
+  /** The channel that produced the images, when the engine names one. */
+  channel?: string | undefined;
+  /** Time the upstream took; without it, the time from admission to settlement is recorded. */
+  upstreamMs?: number | undefined;
+}
+
+/** What is known about a failed request's attempt, for its ledger row. */
+export interface FailureDetails {
+  channel?: string | undefined;
+  upstreamMs?: number | undefined;
 }
 
 /** A reservation held while a request runs; exactly one of settle or release ends it. */
 export interface AdmissionTicket {
+  /** Bills the images produced, frees the rest of the reservation and records the request. */
   settle(settlement: Settlement): Promise<void>;
-  release(error: unknown): Promise<void>;
+  /** Frees everything held without billing. Never throws. */
+  release(error: unknown, details?: FailureDetails): Promise<void>;
 }
 
 /** Rate limits, concurrency and quota reservation, checked before any engine is called. */

@@ -1,12 +1,14 @@
 import { openServices } from '../bootstrap/open-services.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { runTokenCommand, TOKEN_USAGE } from './token-command.js';
+import { runUsageCommand, USAGE_USAGE } from './usage-command.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `imagegate: the image-generation gateway's command line
 Uses the same configuration (IMAGEGATE_* variables, IMAGEGATE_CONFIG) and database as the server.
 
 ${TOKEN_USAGE}
+${USAGE_USAGE}
 Start the server with: npm start`;
 
 /** Runs one CLI command; returns the exit code. */
@@ -20,10 +22,13 @@ export async function runCli(
     return command === undefined ? 2 : 0;
   }
   try {
-    if (command !== 'token') throw new UsageError(`unknown command "${command}"`, USAGE);
+    if (command !== 'token' && command !== 'usage')
+      throw new UsageError(`unknown command "${command}"`, USAGE);
     const services = await openServices(loadConfig(env));
     try {
-      await runTokenCommand(rest, services, { out: (text) => process.stdout.write(text) });
+      const output = { out: (text: string) => process.stdout.write(text) };
+      if (command === 'usage') await runUsageCommand(rest, services, output);
+      else await runTokenCommand(rest, services, output);
     } finally {
       await services.close();
     }

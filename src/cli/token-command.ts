@@ -1,13 +1,23 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseDuration } from '../auth/duration.js';
 import type { Services } from '../bootstrap/open-services.js';
+import { SqlTokenLimitsStore, type TokenLimitsRecord } from '../store/token-limits-store.js';
 import type { TokenRecord } from '../store/token-store.js';
+import {
+  describeLimits,
+  LIMIT_OPTIONS,
+  LIMIT_USAGE,
+  readExpiryChange,
+  readLimitChanges,
+} from './limit-options.js';
 import { UsageError } from './usage-error.js';
 
 export const TOKEN_USAGE = `usage:
-  imagegate token create --name NAME [--account ACCOUNT] [--expires-in 30d] [--admin]
+  imagegate token create --name NAME [--account ACCOUNT] [--expires-in 30d] [--admin] [limits]
+  imagegate token update ID [limits] [--expires-in 30d | --expires-at TIME | --no-expiry]
   imagegate token list [--json]
-  imagegate token revoke ID`;
+  imagegate token revoke ID
+${LIMIT_USAGE}`;
 
 export interface Output {
   out(text: string): void;
@@ -26,6 +36,8 @@ export async function runTokenCommand(
       return listTokens(rest, services, output);
     case 'revoke':
       return revokeToken(rest, services, output);
+    case 'update':
+      return updateToken(rest, services, output);
     default:
       throw new UsageError(
         action === undefined ? 'token: missing action' : `token: unknown action "${action}"`,
@@ -40,7 +52,9 @@ async function createToken(args: string[], services: Services, output: Output): 
     account: { type: 'string' },
     'expires-in': { type: 'string' },
     admin: { type: 'boolean', default: false },
+    ...LIMIT_OPTIONS,
   });
+  const limits = readLimitChanges(values, 'token create', TOKEN_USAGE);
   const name = values.name as string | undefined;
   if (name === undefined || name.trim() === '')
     throw new UsageError('token create: --name is required', TOKEN_USAGE);
@@ -52,25 +66,49 @@ async function createToken(args: string[], services: Services, output: Output): 
       TOKEN_USAGE,
     );
   }
-  const { token } = await services.tokenIssuer.issue({
+  const { token, record } = await services.tokenIssuer.issue({
     name: name.trim(),
     account: ((values.account as string | undefined) ?? 'default').trim() || 'default',
     expiresInSeconds,
     admin: values.admin === true,
   });
+  // The token is printed only once its limits are stored: never a token without its limits.
+  await new SqlTokenLimitsStore(services.database.db).update(record.id, limits);
   output.out(`${token}\n`);
 }
 
 async function listTokens(args: string[], services: Services, output: Output): Promise<void> {
   const { values } = parse(args, { json: { type: 'boolean', default: false } });
   const tokens = await services.tokenStore.list();
+  const limits = new Map(
+    (await new SqlTokenLimitsStore(services.database.db).list()).map((row) => [row.tokenId, row]),
+  );
   if (values.json === true) {
-    output.out(`${JSON.stringify(tokens.map(describeToken), null, 2)}\n`);
+    const described = tokens.map((token) => ({
+      ...describeToken(token),
+      limits: limitsOf(limits, token.id),
+    }));
+    output.out(`${JSON.stringify(described, null, 2)}\n`);
     return;
   }
-  const rows = [['ID', 'NAME', 'ACCOUNT', 'CREATED', 'EXPIRES', 'STATUS', 'ADMIN']];
+  const rows = [
+    [
+      'ID',
+      'NAME',
+      'ACCOUNT',
+      'CREATED',
+      'EXPIRES',
+      'STATUS',
+      'ADMIN',
+      'IMAGES',
+      'RPM',
+      'CONC',
+      'MODELS',
+    ],
+  ];
   for (const token of tokens) {
     const described = describeToken(token);
+    const limit = limitsOf(limits, token.id);
     rows.push([
       token.id,
       token.name,
@@ -79,6 +117,10 @@ async function listTokens(args: string[], services: Services, output: Output): P
       described.expires ?? '-',
       described.status,
       token.admin ? 'yes' : 'no',
+      `${limit?.imagesUsed ?? 0}/${limit?.imageQuota ?? '-'}`,
+      String(limit?.requestsPerMinute ?? '-'),
+      String(limit?.maxConcurrent ?? '-'),
+      limit?.allowedModels?.join(',') ?? 'all',
     ]);
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
@@ -102,6 +144,47 @@ async function revokeToken(args: string[], services: Services, output: Output): 
   if (!(await services.tokenStore.revoke(id, Date.now())))
     throw new UsageError(`token revoke: no token with ID ${id}`);
   output.out(`revoked ${id}\n`);
+}
+
+async function updateToken(args: string[], services: Services, output: Output): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    {
+      ...LIMIT_OPTIONS,
+      'expires-in': { type: 'string' },
+      'expires-at': { type: 'string' },
+      'no-expiry': { type: 'boolean' },
+    },
+    true,
+  );
+  const [id] = positionals;
+  if (id === undefined || positionals.length !== 1)
+    throw new UsageError('token update: give exactly one token ID', TOKEN_USAGE);
+  const changes = readLimitChanges(values, 'token update', TOKEN_USAGE);
+  const expiresAt = readExpiryChange(values, Date.now(), TOKEN_USAGE);
+  if (expiresAt !== undefined) changes.expiresAt = expiresAt;
+  if (Object.keys(changes).length === 0)
+    throw new UsageError('token update: give at least one limit or expiry to change', TOKEN_USAGE);
+  const store = new SqlTokenLimitsStore(services.database.db);
+  if (!(await store.update(id, changes)))
+    throw new UsageError(`token update: no token with ID ${id}`);
+  const token = await services.tokenStore.find(id);
+  const limits = await store.find(id);
+  output.out(
+    `${JSON.stringify(
+      {
+        ...(token === undefined ? { id } : describeToken(token)),
+        limits: limits === undefined ? null : describeLimits(limits),
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
+function limitsOf(limits: Map<string, TokenLimitsRecord>, id: string) {
+  const found = limits.get(id);
+  return found === undefined ? undefined : describeLimits(found);
 }
 
 function describeToken(token: TokenRecord) {

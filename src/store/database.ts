@@ -24,7 +24,12 @@ const INT8_OID = 20;
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   const db = target.kind === 'sqlite' ? await openSqlite(target.file) : await openPostgres(target);
   try {
-    await migrateToLatest(db as Kysely<unknown>);
+    const schema =
+      target.kind === 'postgres'
+        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]
+            ?.schema
+        : undefined;
+    await migrateToLatest(db as Kysely<unknown>, schema);
   } catch (error) {
     await db.destroy();
     throw error;

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { admissionMigration } from './migration-0002-admission.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -20,14 +21,27 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('tokens_account').on('tokens').column('account').execute();
     },
   },
+  '0002_admission_and_billing': admissionMigration,
 };
 
 const provider: MigrationProvider = {
   getMigrations: async () => MIGRATIONS,
 };
 
-export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+/**
+ * `migrationTableSchema`: on PostgreSQL, the schema the tables live in. Without it Kysely looks
+ * for its own bookkeeping tables in every schema of the database, and one found elsewhere (a
+ * neighbouring schema, another application) makes it skip creating ours.
+ */
+export async function migrateToLatest(
+  db: Kysely<unknown>,
+  migrationTableSchema?: string,
+): Promise<void> {
+  const { error, results } = await new Migrator({
+    db,
+    provider,
+    ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }),
+  }).migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error !== undefined || failed !== undefined) {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');

@@ -1,3 +1,10 @@
+import type {
+  IdempotencyKeysTable,
+  QuotaReservationsTable,
+  TokenLimitColumns,
+  UsageLedgerTable,
+} from './admission-schema.js';
+
 /** Table shapes as Kysely sees them. Times are milliseconds since the epoch; flags are 0 or 1. */
 export interface TokensTable {
   id: string;
@@ -10,5 +17,8 @@ export interface TokensTable {
 }
 
 export interface DatabaseSchema {
-  tokens: TokensTable;
+  tokens: TokensTable & TokenLimitColumns;
+  quota_reservations: QuotaReservationsTable;
+  usage_ledger: UsageLedgerTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

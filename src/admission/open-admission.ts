@@ -1,0 +1,108 @@
+import type { Config } from '../config/config.js';
+import { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
+import { BatchingLedger } from '../ledger/batching-ledger.js';
+import type { Database } from '../store/database.js';
+import { SqlIdempotencyStore } from '../store/idempotency-store.js';
+import { SqlQuotaStore } from '../store/quota-store.js';
+import { SqlTokenLimitsStore } from '../store/token-limits-store.js';
+import { SqlUsageStore } from '../store/usage-store.js';
+import type { AdmissionLog } from './admission-log.js';
+import { CachedLimits } from './cached-limits.js';
+import { MemoryRateLimiter } from './memory-rate-limiter.js';
+import { openRedis } from './open-redis.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { RedisRateLimiter } from './redis-rate-limiter.js';
+import { TokenAdmission } from './token-admission.js';
+
+/** Rows waiting for the ledger beyond which the oldest are logged and dropped. */
+const MAX_BUFFERED_LEDGER_ROWS = 100_000;
+
+/** Everything admission and billing run on, opened from the configuration and closed together. */
+export interface AdmissionServices {
+  admission: TokenAdmission;
+  limiter: RateLimiter;
+  quota: SqlQuotaStore;
+  limits: SqlTokenLimitsStore;
+  ledger: BatchingLedger;
+  usage: SqlUsageStore;
+  idempotency: IdempotencyKeys;
+  /** Reclaims expired reservations and forgets expired idempotency keys, as the timer does. */
+  sweep(): Promise<void>;
+  /** Stops the timers, writes the ledger's remaining rows, disconnects from Redis. */
+  close(): Promise<void>;
+}
+
+export interface AdmissionOptions {
+  config: Pick<Config, 'admission' | 'tokenCacheMs'>;
+  database: Database;
+  now: () => number;
+  log: AdmissionLog;
+  /** Replaces the limiter the configuration names (tests). */
+  limiter?: RateLimiter;
+}
+
+export async function openAdmission(options: AdmissionOptions): Promise<AdmissionServices> {
+  const { config, database, now, log } = options;
+  const settings = config.admission;
+  const limiter =
+    options.limiter ??
+    (settings.redisUrl === undefined
+      ? new MemoryRateLimiter(now)
+      : new RedisRateLimiter(await openRedis(settings.redisUrl, log), settings.redisKeyPrefix));
+  const quota = new SqlQuotaStore(database.db);
+  const limits = new SqlTokenLimitsStore(database.db);
+  const usage = new SqlUsageStore(database.db);
+  const admission = new TokenAdmission({
+    limits: new CachedLimits(limits, config.tokenCacheMs, now),
+    limiter,
+    quota,
+    prices: settings.imagePrices,
+    leaseTtlMs: settings.reservationTtlMs,
+    now,
+    log,
+  });
+  const ledger = new BatchingLedger(
+    usage,
+    {
+      batchSize: settings.ledgerBatchSize,
+      flushIntervalMs: settings.ledgerFlushMs,
+      maxBuffered: MAX_BUFFERED_LEDGER_ROWS,
+    },
+    log,
+  );
+  const idempotency = new IdempotencyKeys(
+    new SqlIdempotencyStore(database.db),
+    settings.reservationTtlMs,
+    now,
+    log,
+  );
+
+  const sweep = async () => {
+    await quota.reclaimExpired(now());
+    await idempotency.purgeExpired();
+  };
+  // Every node sweeps; the deletes are atomic, so two nodes never free the same reservation twice.
+  const sweeper = setInterval(() => {
+    sweep().catch((error: unknown) =>
+      log.warn({ err: String(error) }, 'reclaiming expired reservations failed'),
+    );
+  }, settings.reservationTtlMs);
+  sweeper.unref();
+
+  return {
+    admission,
+    limiter,
+    quota,
+    limits,
+    ledger,
+    usage,
+    idempotency,
+    sweep,
+    close: async () => {
+      clearInterval(sweeper);
+      await Promise.all([admission.close(), idempotency.close()]);
+      await ledger.close();
+      await limiter.close();
+    },
+  };
+}

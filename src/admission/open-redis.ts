@@ -1,0 +1,36 @@
+import { Redis } from 'ioredis';
+import type { AdmissionLog } from './admission-log.js';
+
+const CONNECT_WAIT_MS = 2000;
+
+/**
+ * A Redis client for the shared rate limiter. Commands fail at once while disconnected (no
+ * offline queue) and time out after a second, so an unreachable Redis costs a request nothing but
+ * its limits; the client keeps reconnecting in the background.
+ */
+export async function openRedis(url: string, log: AdmissionLog): Promise<Redis> {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1000,
+    connectTimeout: CONNECT_WAIT_MS,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  let lastReport = 0;
+  redis.on('error', (error: Error) => {
+    // Reconnection attempts repeat the same error; say it at most every ten seconds.
+    if (Date.now() - lastReport < 10_000) return;
+    lastReport = Date.now();
+    log.warn({ err: error.message }, 'Redis unreachable: rate and concurrency limits not enforced');
+  });
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, CONNECT_WAIT_MS);
+    redis.once('ready', done);
+  });
+  return redis;
+}

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../auth/principal.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { costOf, type ImagePrices } from '../ledger/prices.js';
+import { UsageDraft } from '../ledger/usage-draft.js';
+import type { UsageRow } from '../ledger/usage-row.js';
+import type { ReservationRequest } from '../store/quota-store.js';
+import type {
+  Admission,
+  AdmissionRequest,
+  AdmissionTicket,
+  FailureDetails,
+  Settlement,
+} from './admission.js';
+import type { AdmissionLog } from './admission-log.js';
+import type { LimitsSource } from './cached-limits.js';
+import { Heartbeat } from './heartbeat.js';
+import { rateHeaders, slotHeaders } from './rate-headers.js';
+import type { RateLimiter, SlotHold } from './rate-limiter.js';
+import { NO_LIMITS, type TokenLimits } from './token-limits.js';
+
+/** The quota operations admission needs; SqlQuotaStore provides them. */
+export interface QuotaBook {
+  reserve(request: ReservationRequest, now: number, expiresAt: number): Promise<boolean>;
+  renew(ids: readonly string[], expiresAt: number): Promise<void>;
+  settle(
+    reservationId: string | undefined,
+    tokenId: string | undefined,
+    row: UsageRow,
+  ): Promise<void>;
+  release(reservationId: string, tokenId: string): Promise<void>;
+  reclaimExpired(now: number, tokenId?: string): Promise<number>;
+}
+
+export interface TokenAdmissionOptions {
+  limits: LimitsSource;
+  limiter: RateLimiter;
+  quota: QuotaBook;
+  prices: ImagePrices;
+  /** How long a reservation or slot outlives its node; live nodes renew every third of it. */
+  leaseTtlMs: number;
+  now: () => number;
+  log: AdmissionLog;
+}
+
+const MINUTE_MS = 60_000;
+/** A limiter failure is reported at most this often; requests pass meanwhile (fail open). */
+const LIMITER_REPORT_EVERY_MS = 10_000;
+
+/**
+ * Admission by the caller's token: allowed models, concurrency, requests per minute and image
+ * quota, in that order, each only when the token has that limit. Rate and concurrency fail open
+ * when the limiter is unreachable (the quota, in the database, never does).
+ */
+export class TokenAdmission implements Admission {
+  private readonly reservations: Heartbeat<string>;
+  private readonly slots: Heartbeat<SlotHold>;
+  private lastLimiterReport = 0;
+
+  constructor(private readonly options: TokenAdmissionOptions) {
+    const every = Math.max(1, Math.floor(options.leaseTtlMs / 3));
+    this.reservations = new Heartbeat(
+      every,
+      (ids) => options.quota.renew(ids, options.now() + options.leaseTtlMs),
+      (error) => options.log.warn({ err: String(error) }, 'renewing quota reservations failed'),
+    );
+    this.slots = new Heartbeat(
+      every,
+      (holds) => options.limiter.renewSlots(holds, options.leaseTtlMs),
+      (error) => this.limiterFailed(error),
+    );
+  }
+
+  async admit(admission: AdmissionRequest): Promise<AdmissionTicket> {
+    const { principal, request } = admission;
+    const usage = admission.usage ?? new UsageDraft(admission.requestId, this.options.now());
+    usage.describe(request, admission.maxImages);
+    const tokenId = principal.tokenId;
+    if (tokenId === undefined) return this.ticket(principal, usage, undefined, undefined);
+    const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
+    if (limits.allowedModels !== undefined && !limits.allowedModels.includes(request.model))
+      throw new GatewayError('InvalidApiKey', `this token may not use model ${request.model}`);
+
+    const slot = await this.takeSlot(tokenId, limits);
+    try {
+      await this.countRequest(tokenId, limits, usage);
+      const reservationId = await this.reserve(tokenId, limits, admission.maxImages);
+      return this.ticket(principal, usage, slot, reservationId);
+    } catch (error) {
+      if (slot !== undefined) await this.releaseSlot(slot);
+      throw error;
+    }
+  }
+
+  /** Stops renewing: whatever is still held expires after the lease. */
+  async close(): Promise<void> {
+    await Promise.all([this.reservations.stop(), this.slots.stop()]);
+  }
+
+  /** Renews every reservation and slot held now, as the heartbeat does. */
+  async renewHeld(): Promise<void> {
+    await Promise.all([this.reservations.beat(), this.slots.beat()]);
+  }
+
+  private async takeSlot(tokenId: string, limits: TokenLimits): Promise<SlotHold | undefined> {
+    if (limits.maxConcurrent === undefined) return undefined;
+    const hold = { key: `concurrency:${tokenId}`, holder: randomUUID() };
+    let decision;
+    try {
+      decision = await this.options.limiter.acquireSlot(
+        hold,
+        limits.maxConcurrent,
+        this.options.leaseTtlMs,
+      );
+    } catch (error) {
+      this.limiterFailed(error);
+      return undefined;
+    }
+    if (!decision.acquired) {
+      throw new GatewayError(
+        'Throttling.RateQuota',
+        `this token allows ${limits.maxConcurrent} concurrent requests and all are in use; retry when one finishes`,
+        slotHeaders(decision),
+      );
+    }
+    this.slots.hold(hold.holder, hold);
+    return hold;
+  }
+
+  private async countRequest(tokenId: string, limits: TokenLimits, usage: UsageDraft) {
+    if (limits.requestsPerMinute === undefined) return;
+    let decision;
+    try {
+      decision = await this.options.limiter.hit(`rpm:${tokenId}`, {
+        limit: limits.requestsPerMinute,
+        windowMs: MINUTE_MS,
+      });
+    } catch (error) {
+      this.limiterFailed(error);
+      return;
+    }
+    const headers = rateHeaders(decision);
+    if (!decision.allowed) {
+      throw new GatewayError(
+        'Throttling.RateQuota',
+        `this token allows ${limits.requestsPerMinute} requests per minute; retry after ${headers['Retry-After']} s`,
+        headers,
+      );
+    }
+    Object.assign(usage.responseHeaders, headers);
+  }
+
+  private async reserve(
+    tokenId: string,
+    limits: TokenLimits,
+    images: number,
+  ): Promise<string | undefined> {
+    if (limits.imageQuota === undefined) return undefined;
+    const reservation = { id: randomUUID(), tokenId, images };
+    const attempt = () => {
+      const now = this.options.now();
+      return this.options.quota.reserve(reservation, now, now + this.options.leaseTtlMs);
+    };
+    // Before refusing, free what dead nodes left behind for this token and try once more.
+    const reserved =
+      (await attempt()) ||
+      ((await this.options.quota.reclaimExpired(this.options.now(), tokenId)) > 0 &&
+        (await attempt()));
+    if (!reserved) {
+      throw new GatewayError(
+        'Throttling.AllocationQuota',
+        `this token's image quota cannot cover the ${images} image${images === 1 ? '' : 's'} this request may produce`,
+      );
+    }
+    this.reservations.hold(reservation.id, reservation.id);
+    return reservation.id;
+  }
+
+  /** Exactly one of settle or release takes effect; a failed settle leaves release to free it all. */
+  private ticket(
+    principal: Principal,
+    usage: UsageDraft,
+    slot: SlotHold | undefined,
+    reservationId: string | undefined,
+  ): AdmissionTicket {
+    const admittedAt = this.options.now();
+    let ended = false;
+    const note = (details: FailureDetails) => {
+      if (details.channel !== undefined) usage.channel = details.channel;
+      usage.upstreamMs = details.upstreamMs ?? this.options.now() - admittedAt;
+    };
+    return {
+      settle: async (settlement: Settlement) => {
+        if (ended) return;
+        usage.imagesProduced = settlement.imagesProduced;
+        usage.outputSize = `${settlement.width}*${settlement.height}`;
+        note(settlement);
+        await this.settleHeld(principal, usage, reservationId);
+        ended = true;
+        usage.recorded = true;
+        if (slot !== undefined) await this.releaseSlot(slot);
+      },
+      release: async (_error: unknown, details: FailureDetails = {}) => {
+        if (ended) return;
+        ended = true;
+        usage.imagesProduced = 0;
+        usage.outputSize = undefined;
+        note(details);
+        await Promise.all([
+          this.releaseReservation(principal, reservationId),
+          slot === undefined ? undefined : this.releaseSlot(slot),
+        ]);
+      },
+    };
+  }
+
+  /** Bills and records in one transaction: a billed request always has its ledger row. */
+  private async settleHeld(
+    principal: Principal,
+    usage: UsageDraft,
+    reservationId: string | undefined,
+  ): Promise<void> {
+    const row = usage.toRow(principal, {
+      status: 200,
+      costMicros: costOf(this.options.prices, usage.model, usage.imagesProduced),
+      endedAt: this.options.now(),
+    });
+    await this.options.quota.settle(reservationId, principal.tokenId, row);
+    if (reservationId !== undefined) this.reservations.drop(reservationId);
+  }
+
+  /** Never throws: a reservation it cannot free is reclaimed once its lease expires. */
+  private async releaseReservation(
+    principal: Principal,
+    reservationId: string | undefined,
+  ): Promise<void> {
+    if (reservationId === undefined || principal.tokenId === undefined) return;
+    this.reservations.drop(reservationId);
+    try {
+      await this.options.quota.release(reservationId, principal.tokenId);
+    } catch (error) {
+      this.options.log.warn(
+        { err: String(error), reservationId },
+        'releasing a quota reservation failed; it will be reclaimed when it expires',
+      );
+    }
+  }
+
+  /** Never throws: a slot it cannot free expires with its lease. */
+  private async releaseSlot(hold: SlotHold): Promise<void> {
+    this.slots.drop(hold.holder);
+    try {
+      await this.options.limiter.releaseSlot(hold);
+    } catch (error) {
+      this.limiterFailed(error);
+    }
+  }
+
+  private limiterFailed(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastLimiterReport < LIMITER_REPORT_EVERY_MS) return;
+    this.lastLimiterReport = now;
+    this.options.log.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'rate limiter unavailable: rate and concurrency limits are not enforced',
+    );
+  }
+}

@@ -1,0 +1,115 @@
+import { parseDuration } from '../auth/duration.js';
+import type { QuotaStanding, TokenLimitChanges, TokenLimits } from '../admission/token-limits.js';
+import { isModelId, MODEL_IDS, type ModelId } from '../domain/models.js';
+import { UsageError } from './usage-error.js';
+
+/** parseArgs options shared by `token create` and `token update`. */
+export const LIMIT_OPTIONS = {
+  'image-quota': { type: 'string' },
+  rpm: { type: 'string' },
+  concurrency: { type: 'string' },
+  models: { type: 'string' },
+} as const;
+
+export const LIMIT_USAGE = `limits (on create and update; "unlimited" removes one on update):
+  --image-quota N     total images the token may produce (default unlimited)
+  --rpm N             requests per minute
+  --concurrency N     requests running at once
+  --models A,B        models the token may use ("all" for every model)`;
+
+type LimitValues = Partial<Record<keyof typeof LIMIT_OPTIONS, string | boolean | undefined>>;
+
+const UNLIMITED = new Set(['unlimited', 'none']);
+
+/** Reads the limit options; `context` (e.g. "token update") prefixes every problem. */
+export function readLimitChanges(
+  values: LimitValues,
+  context: string,
+  usage: string,
+): TokenLimitChanges {
+  const fail = (message: string): never => {
+    throw new UsageError(`${context}: ${message}`, usage);
+  };
+  const count = (name: keyof typeof LIMIT_OPTIONS, min: number): number | null | undefined => {
+    const raw = values[name];
+    if (typeof raw !== 'string') return undefined;
+    if (UNLIMITED.has(raw)) return null;
+    if (!/^[0-9]{1,12}$/.test(raw) || Number(raw) < min)
+      return fail(`--${name} must be an integer of at least ${min}, or "unlimited", got "${raw}"`);
+    return Number(raw);
+  };
+  const changes: TokenLimitChanges = {};
+  const imageQuota = count('image-quota', 0);
+  const requestsPerMinute = count('rpm', 1);
+  const maxConcurrent = count('concurrency', 1);
+  if (imageQuota !== undefined) changes.imageQuota = imageQuota;
+  if (requestsPerMinute !== undefined) changes.requestsPerMinute = requestsPerMinute;
+  if (maxConcurrent !== undefined) changes.maxConcurrent = maxConcurrent;
+  const models = values.models;
+  if (typeof models === 'string') {
+    if (models === 'all') changes.allowedModels = null;
+    else {
+      const names = models
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name !== '');
+      const unknown = names.filter((name) => !isModelId(name));
+      if (names.length === 0 || unknown.length > 0)
+        fail(
+          `--models must list models among ${MODEL_IDS.join(', ')} or be "all", got "${models}"`,
+        );
+      changes.allowedModels = [...new Set(names)] as ModelId[];
+    }
+  }
+  return changes;
+}
+
+/** `--expires-in 30d`, `--expires-at 2025-01-01T00:00:00Z` or `--no-expiry`, for token update. */
+export function readExpiryChange(
+  values: { 'expires-in'?: unknown; 'expires-at'?: unknown; 'no-expiry'?: unknown },
+  now: number,
+  usage: string,
+): number | null | undefined {
+  const given = [
+    values['expires-in'],
+    values['expires-at'],
+    values['no-expiry'] === true ? true : undefined,
+  ];
+  if (given.filter((value) => value !== undefined).length > 1)
+    throw new UsageError(
+      'token update: give one of --expires-in, --expires-at and --no-expiry',
+      usage,
+    );
+  if (values['no-expiry'] === true) return null;
+  if (typeof values['expires-in'] === 'string') {
+    const seconds = parseDuration(values['expires-in']);
+    if (seconds === undefined)
+      throw new UsageError(
+        `token update: --expires-in must look like 90s, 15m, 12h, 30d or 2w, got "${values['expires-in']}"`,
+        usage,
+      );
+    return now + seconds * 1000;
+  }
+  if (typeof values['expires-at'] === 'string') {
+    const time = Date.parse(values['expires-at']);
+    if (Number.isNaN(time))
+      throw new UsageError(
+        `token update: --expires-at must be an ISO 8601 time, got "${values['expires-at']}"`,
+        usage,
+      );
+    return time;
+  }
+  return undefined;
+}
+
+/** The limits as `token list` and `token update` print them. */
+export function describeLimits(limits: TokenLimits & QuotaStanding) {
+  return {
+    imageQuota: limits.imageQuota ?? null,
+    imagesUsed: limits.imagesUsed,
+    imagesReserved: limits.imagesReserved,
+    requestsPerMinute: limits.requestsPerMinute ?? null,
+    maxConcurrent: limits.maxConcurrent ?? null,
+    allowedModels: limits.allowedModels ?? null,
+  };
+}

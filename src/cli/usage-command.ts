@@ -1,0 +1,94 @@
+import { parseArgs } from 'node:util';
+import type { Services } from '../bootstrap/open-services.js';
+import { answerRecords, columnsOf, toCsv, totalsRecord, toTable } from '../ledger/usage-format.js';
+import {
+  answerUsageQuery,
+  readUsageQuery,
+  type UsageQueryText,
+  UsageQueryError,
+} from '../ledger/usage-query.js';
+import { SqlUsageStore } from '../store/usage-store.js';
+import type { Output } from './token-command.js';
+import { UsageError } from './usage-error.js';
+
+export const USAGE_USAGE = `  imagegate usage [--since TIME] [--until TIME] [--token ID] [--account A]
+                  [--group-by day|model|token] [--limit N] [--csv | --json]
+    TIME: 2025-01-31, an ISO 8601 time, or a duration back from now such as 24h or 7d.
+    Without --group-by, lists requests (oldest first, at most --limit, default 1000) and totals.`;
+
+const OPTION_NAMES: Record<keyof UsageQueryText, string> = {
+  since: '--since',
+  until: '--until',
+  token: '--token',
+  account: '--account',
+  groupBy: '--group-by',
+  limit: '--limit',
+};
+
+/** `imagegate usage`: reads the usage ledger, as a table, CSV or JSON. */
+export async function runUsageCommand(
+  args: string[],
+  services: Services,
+  output: Output,
+  now: number = Date.now(),
+): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      options: {
+        since: { type: 'string' },
+        until: { type: 'string' },
+        token: { type: 'string' },
+        account: { type: 'string' },
+        'group-by': { type: 'string' },
+        limit: { type: 'string' },
+        csv: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message, `usage:\n${USAGE_USAGE}`);
+  }
+  if (values.csv && values.json)
+    throw new UsageError('usage: give one of --csv and --json', `usage:\n${USAGE_USAGE}`);
+  let query;
+  try {
+    query = readUsageQuery(
+      {
+        since: values.since,
+        until: values.until,
+        token: values.token,
+        account: values.account,
+        groupBy: values['group-by'],
+        limit: values.limit,
+      },
+      now,
+      OPTION_NAMES,
+    );
+  } catch (error) {
+    if (error instanceof UsageQueryError)
+      throw new UsageError(`usage: ${error.message}`, `usage:\n${USAGE_USAGE}`);
+    throw error;
+  }
+  const answer = await answerUsageQuery(new SqlUsageStore(services.database.db), query);
+  const records = answerRecords(answer);
+  const columns = columnsOf(answer);
+  if (values.csv) {
+    output.out(toCsv(records, columns));
+    return;
+  }
+  const totals = totalsRecord(answer.totals);
+  if (values.json) {
+    output.out(
+      `${JSON.stringify({ group_by: answer.grouping ?? null, [answer.grouping === undefined ? 'rows' : 'groups']: records, totals }, null, 2)}\n`,
+    );
+    return;
+  }
+  output.out(toTable(records, columns));
+  output.out(
+    `\ntotal: ${totals.requests} requests (${totals.succeeded} succeeded, ${totals.failed} failed), ` +
+      `${totals.images_produced} of ${totals.images_requested} images requested produced, cost ${totals.cost}\n`,
+  );
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import { invalidParameter } from '../../errors/gateway-error.js';
+import { answerRecords, columnsOf, toCsv, totalsRecord } from '../../ledger/usage-format.js';
+import {
+  answerUsageQuery,
+  readUsageQuery,
+  type UsageQueryText,
+  UsageQueryError,
+  type UsageReader,
+} from '../../ledger/usage-query.js';
+import { requireAdmin } from '../admin-auth.js';
+import type { Authenticator } from './generation-route.js';
+
+export interface UsageRouteOptions {
+  authenticator: Authenticator;
+  usage: UsageReader;
+  now: () => number;
+}
+
+const QUERY_NAMES: Record<keyof UsageQueryText, string> = {
+  since: 'since',
+  until: 'until',
+  token: 'token',
+  account: 'account',
+  groupBy: 'group_by',
+  limit: 'limit',
+};
+const PARAMETERS = new Set([...Object.values(QUERY_NAMES), 'format']);
+
+/**
+ * GET /admin/usage: the usage ledger for admin tokens. Query parameters `since`, `until`, `token`,
+ * `account`, `group_by` (day, model, token), `limit` and `format` (json, csv), as the CLI's options.
+ */
+export function registerUsageRoute(app: FastifyInstance, options: UsageRouteOptions): void {
+  app.get(
+    '/admin/usage',
+    { onRequest: requireAdmin(options.authenticator) },
+    async (request, reply) => {
+      const parameters = readParameters(request.query);
+      const format = parameters.format ?? 'json';
+      if (format !== 'json' && format !== 'csv')
+        throw invalidParameter('format', `must be json or csv, got "${format}"`);
+      let query;
+      try {
+        query = readUsageQuery(
+          {
+            since: parameters.since,
+            until: parameters.until,
+            token: parameters.token,
+            account: parameters.account,
+            groupBy: parameters.group_by,
+            limit: parameters.limit,
+          },
+          options.now(),
+          QUERY_NAMES,
+        );
+      } catch (error) {
+        if (error instanceof UsageQueryError) throw invalidParameter('', error.message);
+        throw error;
+      }
+      const answer = await answerUsageQuery(options.usage, query);
+      const records = answerRecords(answer);
+      if (format === 'csv') {
+        return reply.type('text/csv; charset=utf-8').send(toCsv(records, columnsOf(answer)));
+      }
+      const totals = totalsRecord(answer.totals);
+      return {
+        group_by: answer.grouping ?? null,
+        [answer.grouping === undefined ? 'rows' : 'groups']: records,
+        totals,
+      };
+    },
+  );
+}
+
+function readParameters(query: unknown): Record<string, string | undefined> {
+  const parameters: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (!PARAMETERS.has(name))
+      throw invalidParameter(
+        name,
+        `is not a parameter of /admin/usage; use ${[...PARAMETERS].join(', ')}`,
+      );
+    if (typeof value !== 'string') throw invalidParameter(name, 'must be given once');
+    parameters[name] = value;
+  }
+  return parameters;
+}

@@ -1,0 +1,118 @@
+import type { UsageSummary } from '../store/usage-store.js';
+import { formatMicros } from './prices.js';
+import type { UsageAnswer } from './usage-query.js';
+import type { UsageRow } from './usage-row.js';
+
+type Cell = string | number | boolean | null;
+export type UsageRecord = Record<string, Cell>;
+
+/** A ledger row as the CLI and the admin API show it: snake_case, times in ISO 8601, cost exact. */
+export function rowRecord(row: UsageRow): UsageRecord {
+  return {
+    time: new Date(row.createdAt).toISOString(),
+    request_id: row.requestId,
+    token_id: row.tokenId ?? null,
+    account: row.account,
+    model: row.model ?? null,
+    mode: row.mode ?? null,
+    channel: row.channel ?? null,
+    status: row.status,
+    error_code: row.errorCode ?? null,
+    images_requested: row.imagesRequested,
+    images_produced: row.imagesProduced,
+    output_size: row.outputSize ?? null,
+    cost: formatMicros(row.costMicros),
+    gateway_ms: row.gatewayMs,
+    upstream_ms: row.upstreamMs ?? null,
+    replayed: row.replayed,
+  };
+}
+
+export function summaryRecord(summary: UsageSummary, keyName: string): UsageRecord {
+  return { [keyName]: summary.key, ...totalsRecord(summary) };
+}
+
+/** The totals of an answer, without a group key. */
+export function totalsRecord(totals: UsageSummary): UsageRecord {
+  return {
+    requests: totals.requests,
+    succeeded: totals.succeeded,
+    failed: totals.failed,
+    images_requested: totals.imagesRequested,
+    images_produced: totals.imagesProduced,
+    cost: formatMicros(totals.costMicros),
+  };
+}
+
+/** The records an answer lists: ledger rows, or one record per group. */
+export function answerRecords(answer: UsageAnswer): UsageRecord[] {
+  return answer.grouping === undefined
+    ? answer.rows.map(rowRecord)
+    : answer.groups.map((group) => summaryRecord(group, answer.grouping as string));
+}
+
+/** RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled. */
+export function toCsv(records: readonly UsageRecord[], columns: readonly string[]): string {
+  const field = (cell: Cell | undefined) => {
+    const text = cell === null || cell === undefined ? '' : String(cell);
+    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return [
+    columns.join(','),
+    ...records.map((record) => columns.map((c) => field(record[c])).join(',')),
+  ]
+    .map((line) => `${line}\r\n`)
+    .join('');
+}
+
+/** Columns padded to their widest cell, for a terminal. */
+export function toTable(records: readonly UsageRecord[], columns: readonly string[]): string {
+  const rows = [
+    columns.map((column) => column.toUpperCase()),
+    ...records.map((record) => columns.map((column) => String(record[column] ?? '-'))),
+  ];
+  const widths = columns.map((_, index) =>
+    Math.max(...rows.map((row) => (row[index] as string).length)),
+  );
+  return rows
+    .map((row) =>
+      row
+        .map((cell, index) => cell.padEnd(widths[index] as number))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
+    .concat('\n');
+}
+
+const ROW_COLUMNS = [
+  'time',
+  'request_id',
+  'token_id',
+  'account',
+  'model',
+  'mode',
+  'channel',
+  'status',
+  'error_code',
+  'images_requested',
+  'images_produced',
+  'output_size',
+  'cost',
+  'gateway_ms',
+  'upstream_ms',
+  'replayed',
+];
+const SUMMARY_COLUMNS = [
+  'requests',
+  'succeeded',
+  'failed',
+  'images_requested',
+  'images_produced',
+  'cost',
+];
+
+/** The columns of the records answerRecords gives, in order. */
+export function columnsOf(answer: UsageAnswer): string[] {
+  return answer.grouping === undefined ? ROW_COLUMNS : [answer.grouping, ...SUMMARY_COLUMNS];
+}

@@ -1,0 +1,26 @@
+/** One request as the usage ledger records it: who, what, outcome, images, cost and timings. */
+export interface UsageRow {
+  /** Unique per row, so that retried writes never record a request twice. */
+  id: string;
+  requestId: string;
+  tokenId: string | undefined;
+  account: string;
+  model: string | undefined;
+  mode: string | undefined;
+  channel: string | undefined;
+  /** The HTTP status answered. */
+  status: number;
+  errorCode: string | undefined;
+  imagesRequested: number;
+  imagesProduced: number;
+  /** `W*H` of the produced images. */
+  outputSize: string | undefined;
+  /** Millionths of the configured currency unit. */
+  costMicros: number;
+  gatewayMs: number;
+  upstreamMs: number | undefined;
+  /** An idempotent replay: nothing was generated or billed. */
+  replayed: boolean;
+  /** When the request arrived, milliseconds since the epoch. */
+  createdAt: number;
+}

@@ -1,0 +1,70 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Per-token limits, columns of `tokens` added by migration 0002. NULL means "no limit".
+ * `images_used` counts settled images; `images_reserved` those held by running requests.
+ */
+export interface TokenLimitColumns {
+  image_quota: number | null;
+  images_used: Generated<number>;
+  images_reserved: Generated<number>;
+  requests_per_minute: number | null;
+  max_concurrent: number | null;
+  /** Comma-separated model ids; NULL allows every model. */
+  allowed_models: string | null;
+}
+
+/** Images held against a token's quota by a running request, until settled, released or expired. */
+export interface QuotaReservationsTable {
+  id: string;
+  token_id: string;
+  images: number;
+  created_at: number;
+  /** Renewed while the request runs; past it, the reservation is reclaimed. */
+  expires_at: number;
+}
+
+/** One row per authenticated request. Never a response body or an image. */
+export interface UsageLedgerTable {
+  id: string;
+  request_id: string;
+  token_id: string | null;
+  account: string;
+  model: string | null;
+  mode: string | null;
+  channel: string | null;
+  /** The HTTP status answered. */
+  status: number;
+  error_code: string | null;
+  images_requested: number;
+  images_produced: number;
+  /** `W*H` of the produced images. */
+  output_size: string | null;
+  /** Millionths of the configured currency unit. */
+  cost_micros: number;
+  gateway_ms: number;
+  upstream_ms: number | null;
+  /** 1 when the response was an idempotent replay of an earlier request. */
+  replayed: number;
+  created_at: number;
+}
+
+/** A caller's Idempotency-Key and, once it finished successfully, the response to replay. */
+export interface IdempotencyKeysTable {
+  /** The token id, or `account:<account>` for an external token without one. */
+  scope: string;
+  idempotency_key: string;
+  /** SHA-256 of the request body in canonical JSON. */
+  fingerprint: string;
+  state: 'running' | 'done';
+  /** The claim that runs the request; a waiter may take over once `lease_until` has passed. */
+  owner: string;
+  lease_until: number;
+  request_id: string;
+  status: number | null;
+  response_body: string | null;
+  /** JSON object of the response headers worth replaying. */
+  response_headers: string | null;
+  created_at: number;
+  expires_at: number;
+}

@@ -1,0 +1,47 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { UsageRow } from '../ledger/usage-row.js';
+import type { UsageLedgerTable } from './admission-schema.js';
+
+export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {
+  return {
+    id: row.id,
+    request_id: row.requestId,
+    token_id: row.tokenId ?? null,
+    account: row.account,
+    model: row.model ?? null,
+    mode: row.mode ?? null,
+    channel: row.channel ?? null,
+    status: row.status,
+    error_code: row.errorCode ?? null,
+    images_requested: row.imagesRequested,
+    images_produced: row.imagesProduced,
+    output_size: row.outputSize ?? null,
+    cost_micros: row.costMicros,
+    gateway_ms: Math.round(row.gatewayMs),
+    upstream_ms: row.upstreamMs === undefined ? null : Math.round(row.upstreamMs),
+    replayed: row.replayed ? 1 : 0,
+    created_at: row.createdAt,
+  };
+}
+
+export function fromLedgerRow(row: Selectable<UsageLedgerTable>): UsageRow {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    tokenId: row.token_id ?? undefined,
+    account: row.account,
+    model: row.model ?? undefined,
+    mode: row.mode ?? undefined,
+    channel: row.channel ?? undefined,
+    status: Number(row.status),
+    errorCode: row.error_code ?? undefined,
+    imagesRequested: Number(row.images_requested),
+    imagesProduced: Number(row.images_produced),
+    outputSize: row.output_size ?? undefined,
+    costMicros: Number(row.cost_micros),
+    gatewayMs: Number(row.gateway_ms),
+    upstreamMs: row.upstream_ms === null ? undefined : Number(row.upstream_ms),
+    replayed: Number(row.replayed) === 1,
+    createdAt: Number(row.created_at),
+  };
+}

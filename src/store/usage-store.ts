@@ -1,0 +1,107 @@
+import { type Kysely, sql } from 'kysely';
+import type { UsageRow } from '../ledger/usage-row.js';
+import type { DatabaseSchema } from './schema.js';
+import { fromLedgerRow, toLedgerRow } from './usage-rows.js';
+
+export interface UsageFilter {
+  /** Inclusive, milliseconds since the epoch. */
+  since?: number;
+  /** Exclusive, milliseconds since the epoch. */
+  until?: number;
+  tokenId?: string;
+  account?: string;
+}
+
+export type UsageGrouping = 'day' | 'model' | 'token';
+export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'model', 'token'];
+
+/** Ledger rows added up over a group: a day (UTC, `YYYY-MM-DD`), a model or a token. */
+export interface UsageSummary {
+  key: string;
+  requests: number;
+  succeeded: number;
+  failed: number;
+  imagesRequested: number;
+  imagesProduced: number;
+  costMicros: number;
+}
+
+const DAY_MS = 86_400_000;
+/** Rows per INSERT: 17 columns each stays well under SQLite's 32,766 bound parameters. */
+const ROWS_PER_INSERT = 500;
+
+/** Writes and reads the usage ledger, on SQLite or PostgreSQL alike. */
+export class SqlUsageStore {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  /** Inserts rows; a row whose id is already there is skipped, so a retried batch is harmless. */
+  async insert(rows: readonly UsageRow[]): Promise<void> {
+    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+      await this.db
+        .insertInto('usage_ledger')
+        .values(rows.slice(start, start + ROWS_PER_INSERT).map(toLedgerRow))
+        .onConflict((conflict) => conflict.column('id').doNothing())
+        .execute();
+    }
+  }
+
+  /** Rows in time order, oldest first, at most `limit`. */
+  async list(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
+    const rows = await this.filtered(filter)
+      .selectAll()
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(fromLedgerRow);
+  }
+
+  /** One summary per group, in key order; without a grouping, one summary with key `total`. */
+  async summarize(filter: UsageFilter, grouping?: UsageGrouping): Promise<UsageSummary[]> {
+    const key =
+      grouping === 'day'
+        ? sql<string>`created_at / ${sql.lit(DAY_MS)}`
+        : grouping === 'model'
+          ? sql<string>`coalesce(model, '-')`
+          : grouping === 'token'
+            ? sql<string>`coalesce(token_id, '-')`
+            : sql<string>`'total'`;
+    const query = this.filtered(filter).select((eb) => [
+      key.as('key'),
+      eb.fn.countAll().as('requests'),
+      sql<number>`sum(case when status = 200 then 1 else 0 end)`.as('succeeded'),
+      eb.fn.sum('images_requested').as('images_requested'),
+      eb.fn.sum('images_produced').as('images_produced'),
+      eb.fn.sum('cost_micros').as('cost_micros'),
+    ]);
+    const rows = await (
+      grouping === undefined ? query : query.groupBy(sql`1`).orderBy(sql`1`)
+    ).execute();
+    return rows.map((row) => {
+      const requests = Number(row.requests);
+      const succeeded = Number(row.succeeded ?? 0);
+      return {
+        key: grouping === 'day' ? dayOf(Number(row.key)) : String(row.key),
+        requests,
+        succeeded,
+        failed: requests - succeeded,
+        imagesRequested: Number(row.images_requested ?? 0),
+        imagesProduced: Number(row.images_produced ?? 0),
+        costMicros: Number(row.cost_micros ?? 0),
+      };
+    });
+  }
+
+  private filtered(filter: UsageFilter) {
+    let query = this.db.selectFrom('usage_ledger');
+    if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);
+    if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
+    if (filter.tokenId !== undefined) query = query.where('token_id', '=', filter.tokenId);
+    if (filter.account !== undefined) query = query.where('account', '=', filter.account);
+    return query;
+  }
+}
+
+function dayOf(dayNumber: number): string {
+  return new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+}

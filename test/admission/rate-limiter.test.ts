@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { silentLog } from '../../src/admission/admission-log.js';
+import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
+import type { RateLimiter } from '../../src/admission/rate-limiter.js';
+import { RedisRateLimiter } from '../../src/admission/redis-rate-limiter.js';
+import { TokenAdmission } from '../../src/admission/token-admission.js';
+import { validateRequest } from '../../src/validate/validate-request.js';
+import { redisTarget } from '../helpers/redis.js';
+import { modelABody } from '../helpers/requests.js';
+
+interface LimiterUnderTest {
+  limiters: RateLimiter[];
+  /** Lets time pass: a fake clock for the in-process limiter, real time for Redis. */
+  advance(ms: number): Promise<void>;
+}
+
+type Factory = (t: TestContext, instances: number) => Promise<LimiterUnderTest | undefined>;
+
+const memory: Factory = async (_t, instances) => {
+  let now = 5_000_000;
+  // Instances of the in-process limiter share nothing; the contract's shared parts use one.
+  const limiter = new MemoryRateLimiter(() => now);
+  return {
+    limiters: Array.from({ length: instances }, () => limiter),
+    advance: async (ms) => {
+      now += ms;
+    },
+  };
+};
+
+const redis: Factory = async (t, instances) => {
+  const target = await redisTarget(t);
+  if (target === undefined) return undefined;
+  const limiters: RateLimiter[] = [];
+  for (let i = 0; i < instances; i++) {
+    // One connection per instance, as separate nodes have.
+    const client = new Redis(target.url, { enableOfflineQueue: true });
+    await client.ping();
+    const limiter = new RedisRateLimiter(client, target.prefix);
+    limiters.push(limiter);
+    t.after(() => limiter.close());
+  }
+  return { limiters, advance: (ms) => sleep(ms) };
+};
+
+const key = () => `key-${randomUUID()}`;
+
+for (const [name, factory] of [
+  ['in-process', memory],
+  ['Redis', redis],
+] as const) {
+  describe(`${name} rate limiter`, () => {
+    it('allows a burst of the limit, then refuses with the time to wait, then recovers one per interval', async (t) => {
+      const subject = await factory(t, 1);
+      if (subject === undefined) return;
+      const [limiter] = subject.limiters as [RateLimiter];
+      const rule = { limit: 5, windowMs: 1000 };
+      const rateKey = key();
+      const burst = [];
+      for (let i = 0; i < 5; i++) burst.push(await limiter.hit(rateKey, rule));
+      assert.deepEqual(
+        burst.map((decision) => [decision.allowed, decision.remaining]),
+        [
+          [true, 4],
+          [true, 3],
+          [true, 2],
+          [true, 1],
+          [true, 0],
+        ],
+      );
+      const refused = await limiter.hit(rateKey, rule);
+      assert.equal(refused.allowed, false);
+      assert.equal(refused.remaining, 0);
+      assert.ok(
+        refused.retryAfterMs > 150 && refused.retryAfterMs <= 200,
+        `${refused.retryAfterMs}`,
+      );
+      assert.ok(refused.resetMs > 950 && refused.resetMs <= 1000, `${refused.resetMs}`);
+      await subject.advance(230);
+      assert.equal((await limiter.hit(rateKey, rule)).allowed, true);
+      assert.equal((await limiter.hit(rateKey, rule)).allowed, false);
+      assert.equal((await limiter.hit(key(), rule)).allowed, true, 'keys are independent');
+    });
+
+    it('admits exactly the limit among concurrent hits from several instances', async (t) => {
+      const subject = await factory(t, 3);
+      if (subject === undefined) return;
+      const rateKey = key();
+      const decisions = await Promise.all(
+        Array.from({ length: 45 }, (_, index) =>
+          (subject.limiters[index % 3] as RateLimiter).hit(rateKey, {
+            limit: 10,
+            windowMs: 60_000,
+          }),
+        ),
+      );
+      assert.equal(decisions.filter((decision) => decision.allowed).length, 10);
+    });
+
+    it('holds at most the limit of slots across instances, frees them on release and on expiry, keeps renewed ones', async (t) => {
+      const subject = await factory(t, 3);
+      if (subject === undefined) return;
+      const slotKey = key();
+      const holds = Array.from({ length: 30 }, () => ({ key: slotKey, holder: randomUUID() }));
+      const decisions = await Promise.all(
+        holds.map((hold, index) =>
+          (subject.limiters[index % 3] as RateLimiter).acquireSlot(hold, 3, 400),
+        ),
+      );
+      const held = holds.filter((_, index) => decisions[index]?.acquired === true);
+      assert.equal(held.length, 3);
+      const [limiter] = subject.limiters as [RateLimiter];
+      const late = { key: slotKey, holder: randomUUID() };
+      assert.deepEqual(await limiter.acquireSlot(late, 3, 400), {
+        acquired: false,
+        limit: 3,
+        inUse: 3,
+      });
+
+      await limiter.releaseSlot(held[0] as (typeof held)[number]);
+      assert.equal((await limiter.acquireSlot(late, 3, 400)).acquired, true);
+
+      await subject.advance(250);
+      await limiter.renewSlots([late], 400);
+      await subject.advance(250);
+      // held[1] and held[2] expired (a dead node's slots); `late` was renewed and still counts.
+      const after = await limiter.acquireSlot({ key: slotKey, holder: randomUUID() }, 3, 400);
+      assert.deepEqual(after, { acquired: true, limit: 3, inUse: 2 });
+    });
+  });
+}
+
+describe('an unreachable rate limiter', () => {
+  it('lets requests through (fails open) instead of failing them', async (t) => {
+    const down = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
+    down.on('error', () => undefined);
+    const limiter = new RedisRateLimiter(down, 'down:');
+    t.after(() => limiter.close());
+    await assert.rejects(limiter.hit('k', { limit: 1, windowMs: 1000 }), /not connected/);
+    const warnings: string[] = [];
+    const admission = new TokenAdmission({
+      limits: {
+        find: async () => ({
+          imageQuota: undefined,
+          requestsPerMinute: 1,
+          maxConcurrent: 1,
+          allowedModels: undefined,
+        }),
+      },
+      limiter,
+      quota: {
+        reserve: async () => true,
+        renew: async () => undefined,
+        settle: async () => undefined,
+        release: async () => undefined,
+        reclaimExpired: async () => 0,
+      },
+      prices: {},
+      leaseTtlMs: 30_000,
+      now: Date.now,
+      log: { ...silentLog, warn: (_details, message) => warnings.push(message) },
+    });
+    t.after(() => admission.close());
+    const principal = { tokenId: 'tok_x', account: 'a', admin: false, issuer: 'gateway' as const };
+    const request = validateRequest(modelABody());
+    for (let i = 0; i < 3; i++) {
+      const ticket = await admission.admit({
+        principal,
+        request,
+        maxImages: 1,
+        requestId: `r${i}`,
+      });
+      await ticket.release(new Error('done'));
+    }
+    assert.equal(warnings.length, 1, 'reported once, not per request');
+    assert.match(warnings[0] as string, /not enforced/);
+  });
+});
