@@ -1,5 +1,6 @@
 import { createGateway } from './bootstrap/create-gateway.js';
 import { VERSION } from './bootstrap/version.js';
+import { reloadChannelsOnSignal } from './channels/reload-on-signal.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { generationPaths } from './http/generation-paths.js';
 
@@ -25,8 +26,13 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  reloadChannelsOnSignal({
+    router: gateway.channels,
+    loadConfig: () => loadConfig(),
+    log: app.log,
+  });
 
-  const address = await app.listen({ host: config.host, port: config.port });
+  const address = await gateway.listen();
   const [path] = generationPaths(config.routePrefix);
   process.stdout.write(
     [

@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { DeferredLog } from '../admission/admission-log.js';
+import { type AdmissionServices, openAdmission } from '../admission/open-admission.js';
 import type { Config } from '../config/config.js';
-import type { GenerationService } from '../generation/generation-service.js';
-import { noChannelGeneration } from '../generation/no-channel-generation.js';
+import { createRouter } from '../channels/create-router.js';
+import type { ReloadableRouter } from '../channels/reloadable-router.js';
+import { GenerationPipeline } from '../generation/generation-pipeline.js';
+import { createInputLoader } from '../inputs/create-input-loader.js';
+import { createResultStorage, type ResultStorage } from '../storage/create-result-storage.js';
 import { buildApp } from '../http/app.js';
 import { openServices, type Services } from './open-services.js';
 import { VERSION } from './version.js';
@@ -9,6 +14,14 @@ import { VERSION } from './version.js';
 export interface Gateway {
   app: FastifyInstance;
   services: Services;
+  /** Limits, quota, usage ledger and idempotency; `admission.admission` is the pipeline's stage. */
+  admission: AdmissionServices;
+  /** Generated images: blob store, signed URLs and the sweeper. */
+  storage: ResultStorage;
+  /** The channel router: the pipeline's engine, shown at GET /admin/channels, reloaded on SIGHUP. */
+  channels: ReloadableRouter;
+  /** Starts listening; returns the address. With port 0 the image URL base follows the real port. */
+  listen(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -18,19 +31,66 @@ export async function createGateway(
   now: () => number = Date.now,
 ): Promise<Gateway> {
   const services = await openServices(config, now);
-  const generation: GenerationService = noChannelGeneration;
+  // The app's logger exists only once the app does; admission reports through it from then on.
+  const log = new DeferredLog();
+  const admission = await openAdmission({ config, database: services.database, now, log }).catch(
+    async (error: unknown) => {
+      await services.close();
+      throw error;
+    },
+  );
+  let publicBaseUrl = config.publicBaseUrl;
+  const storage = createResultStorage({
+    storage: config.storage,
+    publicBaseUrl: () => publicBaseUrl,
+    signingKey: services.keys.imageUrlSigning,
+    sweepIntervalMs: config.sweepIntervalMs,
+    now,
+  });
+  const channels = createRouter(config, { results: storage.results, log, now });
+  const generation = new GenerationPipeline({
+    inputs: createInputLoader({ allowPrivateAddresses: config.allowPrivateImageUrls }),
+    admission: admission.admission,
+    engine: channels,
+    results: storage.results,
+  });
   const app = buildApp({
     config,
     authenticator: services.tokenVerifier,
     generation,
     checkReady: () => services.database.ping(),
     version: VERSION,
+    images: { blobs: storage.blobs, urls: storage.urls },
+    channels,
+    billing: {
+      ledger: admission.ledger,
+      idempotency: admission.idempotency,
+      usage: admission.usage,
+      now,
+    },
   });
+  log.target = app.log;
+  const server = app;
+  storage.sweeper.start(server.log);
   return {
-    app,
+    app: server,
     services,
+    admission,
+    storage,
+    channels,
+    listen: async () => {
+      const address = await server.listen({ host: config.host, port: config.port });
+      if (config.port === 0 && publicBaseUrl.endsWith(':0')) {
+        publicBaseUrl = `${publicBaseUrl.slice(0, -2)}:${new URL(address).port}`;
+      }
+      return address;
+    },
     close: async () => {
-      await app.close();
+      // In-flight requests finish (and record their usage) before the ledger's last flush.
+      await server.close();
+      await channels.close();
+      await admission.close();
+      await storage.close();
       await services.close();
     },
   };

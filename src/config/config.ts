@@ -1,3 +1,6 @@
+import type { ChannelConfig } from '../channels/channel-config.js';
+import type { ImagePrices } from '../ledger/prices.js';
+
 /** The gateway's configuration, read and checked once at start by `loadConfig`. */
 export interface Config {
   host: string;
@@ -17,5 +20,32 @@ export interface Config {
   tokenCacheMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   publicBaseUrl: string;
+  storage:
+    | { kind: 'disk'; dataDir: string }
+    | {
+        kind: 's3';
+        bucket: string;
+        endpoint: string | undefined;
+        region: string;
+        accessKeyId: string | undefined;
+        secretAccessKey: string | undefined;
+        forcePathStyle: boolean;
+        /** Empty, or ending in `/`. */
+        prefix: string;
+      };
+  /** 0: this node does not sweep expired images. */
+  sweepIntervalMs: number;
   allowPrivateImageUrls: boolean;
+  /** Upstream channels; the built-in local channel when none are configured. */
+  channels: ChannelConfig[];
+  routingDeadlineMs: number;
+  admission: {
+    /** Undefined: rate and concurrency limits are kept in each process. */
+    redisUrl: string | undefined;
+    redisKeyPrefix: string;
+    imagePrices: ImagePrices;
+    reservationTtlMs: number;
+    ledgerFlushMs: number;
+    ledgerBatchSize: number;
+  };
 }

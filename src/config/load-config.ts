@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { ImagePrices } from '../ledger/prices.js';
+import { readChannels } from '../channels/read-channels.js';
 import type { Config } from './config.js';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';
 
@@ -31,10 +33,10 @@ export function loadConfig(env: Environment = process.env): Config {
 
   function read<T>(name: SettingName): T | undefined {
     const setting = SETTINGS[name] as unknown as Setting<T>;
-    const fromEnv = env[setting.env];
+    const fromEnv = setting.env === undefined ? undefined : env[setting.env];
     const [source, raw] =
       fromEnv !== undefined && fromEnv !== ''
-        ? [setting.env, fromEnv]
+        ? [setting.env as string, fromEnv]
         : [`${env.IMAGEGATE_CONFIG}: ${setting.file}`, file[setting.file]];
     if (raw === undefined || raw === null) return setting.default;
     const parsed = setting.parse(raw);
@@ -69,10 +71,52 @@ export function loadConfig(env: Environment = process.env): Config {
     publicBaseUrl: (
       read<string>('publicBaseUrl') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),
+    storage: readStorage(read, dataDir, problems),
+    sweepIntervalMs: read<number>('sweepIntervalMs') as number,
     allowPrivateImageUrls: read<boolean>('allowPrivateImageUrls') as boolean,
+    channels: readChannels(
+      file[SETTINGS.channels.file],
+      env,
+      `${env.IMAGEGATE_CONFIG}: channels`,
+      problems,
+    ),
+    routingDeadlineMs: read<number>('routingDeadlineMs') as number,
+    admission: {
+      redisUrl: read<string>('redisUrl'),
+      redisKeyPrefix: read<string>('redisKeyPrefix') as string,
+      imagePrices: read<ImagePrices>('imagePrices') as ImagePrices,
+      reservationTtlMs: read<number>('reservationTtlMs') as number,
+      ledgerFlushMs: read<number>('ledgerFlushMs') as number,
+      ledgerBatchSize: read<number>('ledgerBatchSize') as number,
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+type ReadSetting = <T>(name: SettingName) => T | undefined;
+
+function readStorage(read: ReadSetting, dataDir: string, problems: string[]): Config['storage'] {
+  const kind = read<'disk' | 's3'>('storage');
+  const s3 = {
+    bucket: read<string>('s3Bucket'),
+    endpoint: read<string>('s3Endpoint'),
+    region: read<string>('s3Region') as string,
+    accessKeyId: read<string>('s3AccessKeyId'),
+    secretAccessKey: read<string>('s3SecretAccessKey'),
+    forcePathStyle: read<boolean>('s3ForcePathStyle') as boolean,
+    prefix: (read<string>('s3Prefix') ?? '').replace(/([^/])$/, '$1/'),
+  };
+  if (kind !== 's3') return { kind: 'disk', dataDir };
+  if (s3.bucket === undefined)
+    problems.push(
+      'IMAGEGATE_S3_BUCKET (s3_bucket) must be set when IMAGEGATE_STORAGE (storage) is s3',
+    );
+  if ((s3.accessKeyId === undefined) !== (s3.secretAccessKey === undefined))
+    problems.push(
+      'IMAGEGATE_S3_ACCESS_KEY_ID (s3_access_key_id) and IMAGEGATE_S3_SECRET_ACCESS_KEY (s3_secret_access_key) must be set together',
+    );
+  return { kind: 's3', ...s3, bucket: s3.bucket ?? '' };
 }
 
 function readConfigFile(file: string | undefined, problems: string[]): Record<string, unknown> {

@@ -7,10 +7,11 @@ import {
   stringSetting,
   urlSetting,
 } from './setting-types.js';
+import { priceTableSetting } from './price-setting.js';
 
 export interface Setting<T> {
-  /** Environment variable. */
-  env: string;
+  /** Environment variable; undefined for a structured setting only the config file can hold. */
+  env: string | undefined;
   /** Key in the config file named by IMAGEGATE_CONFIG. */
   file: string;
   parse: SettingParser<T>;
@@ -136,6 +137,141 @@ export const SETTINGS = {
     parse: urlSetting(['http:', 'https:']),
     default: undefined,
     description: 'Base of the image URLs handed to callers. Unset: http://<host>:<port>.',
+  }),
+  storage: setting({
+    env: 'IMAGEGATE_STORAGE',
+    file: 'storage',
+    parse: enumSetting(['disk', 's3'] as const),
+    default: 'disk',
+    description:
+      'Where generated images live: disk (under <data_dir>/images) or s3 (an S3-compatible bucket). Every node of a cluster needs s3.',
+  }),
+  s3Bucket: setting({
+    env: 'IMAGEGATE_S3_BUCKET',
+    file: 's3_bucket',
+    parse: stringSetting(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a bucket name'),
+    default: undefined,
+    description: 'Bucket for generated images. Required when storage is s3.',
+  }),
+  s3Endpoint: setting({
+    env: 'IMAGEGATE_S3_ENDPOINT',
+    file: 's3_endpoint',
+    parse: urlSetting(['http:', 'https:']),
+    default: undefined,
+    description:
+      'Endpoint of an S3-compatible server (MinIO, R2, Ceph, ...). Unset: AWS S3 for the region.',
+  }),
+  s3Region: setting({
+    env: 'IMAGEGATE_S3_REGION',
+    file: 's3_region',
+    parse: stringSetting(/^[A-Za-z0-9-]+$/, 'a region name such as us-east-1'),
+    default: 'us-east-1',
+    description: 'Region of the bucket (signs the requests; most S3-compatible servers ignore it).',
+  }),
+  s3AccessKeyId: setting({
+    env: 'IMAGEGATE_S3_ACCESS_KEY_ID',
+    file: 's3_access_key_id',
+    parse: stringSetting(/^\S+$/, 'an access key id'),
+    default: undefined,
+    description:
+      'Access key id; set together with the secret access key. Both unset: the AWS SDK default credential chain (environment, profile, instance role).',
+  }),
+  s3SecretAccessKey: setting({
+    env: 'IMAGEGATE_S3_SECRET_ACCESS_KEY',
+    file: 's3_secret_access_key',
+    parse: stringSetting(/^\S+$/, 'a secret access key'),
+    default: undefined,
+    description: 'Secret access key; set together with the access key id.',
+  }),
+  s3ForcePathStyle: setting({
+    env: 'IMAGEGATE_S3_FORCE_PATH_STYLE',
+    file: 's3_force_path_style',
+    parse: booleanSetting(),
+    default: false,
+    description:
+      'Address objects as <endpoint>/<bucket>/<key> instead of <bucket>.<endpoint>/<key>; most S3-compatible servers need true.',
+  }),
+  s3Prefix: setting({
+    env: 'IMAGEGATE_S3_PREFIX',
+    file: 's3_prefix',
+    parse: stringSetting(
+      /^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\/?$/,
+      'a key prefix such as imagegate/ (letters, digits, ".", "_", "-" and "/"; no segment starting with ".")',
+    ),
+    default: undefined,
+    description:
+      'Prefix of every object key, so the bucket can be shared; a trailing "/" is added when missing. Unset: keys start at the bucket root.',
+  }),
+  sweepIntervalMs: setting({
+    env: 'IMAGEGATE_SWEEP_INTERVAL_MS',
+    file: 'sweep_interval_ms',
+    parse: integerSetting(0, 24 * 60 * 60 * 1000),
+    default: 10 * 60 * 1000,
+    description:
+      'How often this node deletes expired images. 0 disables sweeping on this node (another node or a bucket lifecycle rule must do it).',
+  }),
+  redisUrl: setting({
+    env: 'IMAGEGATE_REDIS_URL',
+    file: 'redis_url',
+    parse: urlSetting(['redis:', 'rediss:']),
+    default: undefined,
+    description:
+      'Redis for rate and concurrency limits shared by every node. Unset: limits are kept in each process.',
+  }),
+  redisKeyPrefix: setting({
+    env: 'IMAGEGATE_REDIS_KEY_PREFIX',
+    file: 'redis_key_prefix',
+    parse: stringSetting(/^[A-Za-z0-9:._-]{1,64}$/, 'up to 64 letters, digits and ":._-"'),
+    default: 'imagegate:',
+    description:
+      'Prefix of every Redis key, so that several gateway deployments can share one Redis.',
+  }),
+  imagePrices: setting({
+    env: 'IMAGEGATE_IMAGE_PRICES',
+    file: 'image_prices',
+    parse: priceTableSetting(),
+    default: {},
+    description:
+      'Price of one generated image per model, recorded as the cost in the usage ledger: model=price pairs, comma-separated.',
+  }),
+  reservationTtlMs: setting({
+    env: 'IMAGEGATE_RESERVATION_TTL_MS',
+    file: 'reservation_ttl_ms',
+    parse: integerSetting(3000, 3_600_000),
+    default: 60_000,
+    description:
+      'How long a quota reservation, concurrency slot or running idempotency claim survives a node that died; live nodes renew theirs every third of it.',
+  }),
+  ledgerFlushMs: setting({
+    env: 'IMAGEGATE_LEDGER_FLUSH_MS',
+    file: 'ledger_flush_ms',
+    parse: integerSetting(10, 60_000),
+    default: 1000,
+    description: 'How often usage rows of unbilled requests are written to the ledger.',
+  }),
+  ledgerBatchSize: setting({
+    env: 'IMAGEGATE_LEDGER_BATCH_SIZE',
+    file: 'ledger_batch_size',
+    parse: integerSetting(1, 10_000),
+    default: 500,
+    description: 'Rows per ledger write; a full batch is written without waiting for the interval.',
+  }),
+  channels: setting<unknown>({
+    env: undefined,
+    file: 'channels',
+    // readChannels (src/channels) reads it, reporting every problem and resolving key variables.
+    parse: (raw) => ({ ok: true, value: raw }),
+    default: undefined,
+    description:
+      'Upstream channels: a list of {name, type, base_url, api_key_env, models, priority, weight, timeout_ms, ...}; see docs/channels.md. File only. Unset or empty: one local channel serves both models.',
+  }),
+  routingDeadlineMs: setting({
+    env: 'IMAGEGATE_ROUTING_DEADLINE_MS',
+    file: 'routing_deadline_ms',
+    parse: integerSetting(1000, 3_600_000),
+    default: 300_000,
+    description:
+      'Longest a request may spend in channels, all attempts and failovers included; each attempt is also bounded by its channel timeout_ms.',
   }),
   allowPrivateImageUrls: setting({
     env: 'IMAGEGATE_ALLOW_PRIVATE_IMAGE_URLS',

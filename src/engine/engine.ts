@@ -14,7 +14,11 @@ export interface EngineJob {
   signal: AbortSignal;
 }
 
-/** A produced image: PNG bytes, or a URL at the upstream that the results stage re-hosts or passes on. */
+/**
+ * A produced image: PNG bytes for the results stage to store, or a URL handed to the caller as it
+ * is (the channel router has already re-hosted it into our storage, or its channel passes upstream
+ * URLs through).
+ */
 export type EngineImage = { kind: 'png'; bytes: Buffer } | { kind: 'remote'; url: string };
 
 export interface EngineOutput {
@@ -23,6 +27,12 @@ export interface EngineOutput {
   height: number;
   /** Informational token counts (model A usage); engines that know none leave it out. */
   tokens?: { input: number; output: number };
+  /** Name of the channel that served the job (set by the channel router), for the ledger. */
+  channel?: string;
+  /** Time the serving channel's upstream took, re-hosting excluded (set by the channel router). */
+  upstreamLatencyMs?: number;
+  /** Images the upstream reports it produced and charges for (its `usage.image_count`). */
+  upstreamImageCount?: number;
 }
 
 /** A way of turning a job into images: the local renderer or an upstream adapter. */

@@ -48,6 +48,7 @@ export class GenerationPipeline implements GenerationService {
       request,
       maxImages: maxImagesOf(request),
       requestId: context.requestId,
+      usage: context.usage,
     });
     try {
       const produced = await this.stages.engine.generate({
@@ -69,6 +70,8 @@ export class GenerationPipeline implements GenerationService {
         imagesProduced: imageUrls.length,
         width: produced.width,
         height: produced.height,
+        channel: produced.channel,
+        upstreamMs: produced.upstreamLatencyMs,
       });
       const tokens =
         produced.tokens ??

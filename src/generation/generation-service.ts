@@ -1,11 +1,14 @@
 import type { Principal } from '../auth/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
+import type { UsageDraft } from '../ledger/usage-draft.js';
 
 export interface GenerationContext {
   requestId: string;
   principal: Principal;
   /** Aborted when the caller goes away; engines stop their work when it fires. */
   signal: AbortSignal;
+  /** The request's usage-ledger row in the making, passed on to admission. */
+  usage?: UsageDraft | undefined;
 }
 
 export interface GenerationResult {

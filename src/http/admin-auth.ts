@@ -6,7 +6,8 @@ import type { Authenticator } from './routes/generation-route.js';
 export function requireAdmin(authenticator: Authenticator): onRequestAsyncHookHandler {
   return async (request) => {
     const principal = await authenticator.verifyAuthorization(request.headers.authorization);
-    if (!principal.admin) throw new GatewayError('InvalidApiKey', 'this endpoint needs an admin token');
+    if (!principal.admin)
+      throw new GatewayError('InvalidApiKey', 'this endpoint needs an admin token');
     request.principal = principal;
   };
 }

@@ -1,12 +1,23 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config/config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationService } from '../generation/generation-service.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
+import type { UsageReader } from '../ledger/usage-query.js';
+import type { UsageRow } from '../ledger/usage-row.js';
+import { registerAdmissionHooks } from './admission-hooks.js';
+import {
+  type ChannelStatusSource,
+  registerAdminChannelsRoute,
+} from './routes/admin-channels-route.js';
 import { handleError, sendError } from './error-reply.js';
+import { generationPaths } from './generation-paths.js';
 import { requestIdFor } from './request-id.js';
 import { type Authenticator, registerGenerationRoute } from './routes/generation-route.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
+import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
+import { registerUsageRoute } from './routes/usage-route.js';
 
 export interface AppDependencies {
   config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'>;
@@ -14,6 +25,20 @@ export interface AppDependencies {
   generation: GenerationService;
   checkReady: () => Promise<void>;
   version: string;
+  /** Serves stored images behind their signed URLs; absent in tests of the bare HTTP layer. */
+  images?: ImageRouteOptions;
+  /** The running channel set, shown at GET /admin/channels. */
+  channels?: ChannelStatusSource;
+  /**
+   * The usage ledger and Idempotency-Key handling of the generation route, and GET /admin/usage.
+   * createGateway always gives it; only tests of the bare HTTP layer leave it out.
+   */
+  billing?: {
+    ledger: { record(row: UsageRow): void };
+    idempotency: IdempotencyKeys;
+    usage: UsageReader;
+    now: () => number;
+  };
 }
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
@@ -25,7 +50,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     // One access line per request (below) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   });
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
   app.removeContentTypeParser('text/plain');
@@ -58,6 +83,20 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     reply.type('application/json; charset=utf-8').send(openApi),
   );
   registerHealthRoutes(app, deps.checkReady);
+  if (deps.images !== undefined) registerImageRoutes(app, deps.images);
+  if (deps.billing !== undefined) {
+    registerAdmissionHooks(app, {
+      generationUrls: generationPaths(deps.config.routePrefix),
+      ...deps.billing,
+    });
+    registerUsageRoute(app, {
+      authenticator: deps.authenticator,
+      usage: deps.billing.usage,
+      now: deps.billing.now,
+    });
+  }
+  if (deps.channels !== undefined)
+    registerAdminChannelsRoute(app, { authenticator: deps.authenticator, channels: deps.channels });
   registerGenerationRoute(app, {
     routePrefix: deps.config.routePrefix,
     maxBodyBytes: deps.config.maxBodyBytes,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../auth/principal.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { maxImagesOf } from '../../generation/generation-pipeline.js';
 import type { GenerationService } from '../../generation/generation-service.js';
 import { shapeResponse } from '../../generation/response-shape.js';
 import { validateRequest } from '../../validate/validate-request.js';
@@ -43,6 +44,7 @@ export function registerGenerationRoute(
       },
       handler: async (request, reply) => {
         const generationRequest = validateRequest(request.body);
+        request.usage?.describe(generationRequest, maxImagesOf(generationRequest));
         if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
         const abort = new AbortController();
         // The response's close, not the request's: the request closes as soon as its body is read.
@@ -55,6 +57,7 @@ export function registerGenerationRoute(
             requestId: request.id,
             principal: request.principal as Principal,
             signal: abort.signal,
+            usage: request.usage,
           });
           return shapeResponse(generationRequest, result, request.id);
         } finally {
