@@ -84,7 +84,12 @@ export class TokenAdmission implements Admission {
     const slot = await this.takeSlot(tokenId, limits);
     try {
       await this.countRequest(tokenId, limits, usage);
-      const reservationId = await this.reserve(tokenId, limits, admission.maxImages);
+      const reservationId = await this.reserve(
+        tokenId,
+        limits,
+        admission.maxImages,
+        abandonedRow(usage, principal),
+      );
       return this.ticket(principal, usage, slot, reservationId);
     } catch (error) {
       if (slot !== undefined) await this.releaseSlot(slot);
@@ -154,9 +159,10 @@ export class TokenAdmission implements Admission {
     tokenId: string,
     limits: TokenLimits,
     images: number,
+    abandoned: UsageRow,
   ): Promise<string | undefined> {
     if (limits.imageQuota === undefined) return undefined;
-    const reservation = { id: randomUUID(), tokenId, images };
+    const reservation = { id: randomUUID(), tokenId, images, abandonedRow: abandoned };
     const attempt = () => {
       const now = this.options.now();
       return this.options.quota.reserve(reservation, now, now + this.options.leaseTtlMs);
@@ -265,4 +271,19 @@ export class TokenAdmission implements Admission {
       'rate limiter unavailable: rate and concurrency limits are not enforced',
     );
   }
+}
+
+/** Status of a ledger row whose request was never answered: its node died mid-request. */
+export const ABANDONED_STATUS = 0;
+
+/** The row a reclaimed reservation leaves: nothing produced, nothing billed, no answer sent. */
+function abandonedRow(usage: UsageDraft, principal: Principal): UsageRow {
+  return {
+    ...usage.toRow(principal, {
+      status: ABANDONED_STATUS,
+      costMicros: 0,
+      endedAt: usage.receivedAt,
+    }),
+    errorCode: 'Abandoned',
+  };
 }

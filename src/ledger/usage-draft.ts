@@ -33,6 +33,8 @@ export class UsageDraft {
   replayed = false;
   /** True once the row is in the database or the write queue: nothing more is recorded. */
   recorded = false;
+  /** One id per request, so that every write of its row, or of a stand-in for it, is the same row. */
+  readonly rowId = randomUUID();
   /** Headers every response of this request carries, such as the rate limit's state. */
   readonly responseHeaders: Record<string, string> = {};
 
@@ -49,7 +51,7 @@ export class UsageDraft {
 
   toRow(owner: UsageOwner, outcome: UsageOutcome): UsageRow {
     return {
-      id: randomUUID(),
+      id: this.rowId,
       requestId: this.requestId,
       tokenId: owner.tokenId,
       account: owner.account,

@@ -22,6 +22,8 @@ export interface QuotaReservationsTable {
   created_at: number;
   /** Renewed while the request runs; past it, the reservation is reclaimed. */
   expires_at: number;
+  /** JSON of the ledger row written if the reservation is reclaimed: its node died mid-request. */
+  ledger_row: string | null;
 }
 
 /** One row per authenticated request. Never a response body or an image. */

@@ -24,6 +24,7 @@ export const admissionMigration: Migration = {
       .addColumn('images', 'integer', (column) => column.notNull())
       .addColumn('created_at', 'bigint', (column) => column.notNull())
       .addColumn('expires_at', 'bigint', (column) => column.notNull())
+      .addColumn('ledger_row', 'text')
       .execute();
     await db.schema
       .createIndex('quota_reservations_expires_at')

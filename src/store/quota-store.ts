@@ -7,6 +7,8 @@ export interface ReservationRequest {
   id: string;
   tokenId: string;
   images: number;
+  /** Written to the ledger if the reservation is reclaimed, so a request lost with its node keeps a row. */
+  abandonedRow?: UsageRow;
 }
 
 /** Per statement, to stay well under SQLite's limit on bound parameters. */
@@ -51,6 +53,8 @@ export class SqlQuotaStore {
           images: request.images,
           created_at: now,
           expires_at: expiresAt,
+          ledger_row:
+            request.abandonedRow === undefined ? null : JSON.stringify(request.abandonedRow),
         })
         .execute();
       return true;
@@ -92,10 +96,12 @@ export class SqlQuotaStore {
           .where('id', '=', tokenId)
           .execute();
       }
+      // A stalled node settling after its reservation was reclaimed replaces the abandoned row.
+      const { id: _id, ...outcome } = toLedgerRow(ledgerRow);
       await trx
         .insertInto('usage_ledger')
         .values(toLedgerRow(ledgerRow))
-        .onConflict((conflict) => conflict.column('id').doNothing())
+        .onConflict((conflict) => conflict.column('id').doUpdateSet(outcome))
         .execute();
     });
   }
@@ -116,13 +122,21 @@ export class SqlQuotaStore {
     return this.db.transaction().execute(async (trx) => {
       let expired = trx.deleteFrom('quota_reservations').where('expires_at', '<=', now);
       if (tokenId !== undefined) expired = expired.where('token_id', '=', tokenId);
-      const rows = await expired.returning(['token_id', 'images']).execute();
+      const rows = await expired.returning(['token_id', 'images', 'ledger_row']).execute();
       const byToken = new Map<string, number>();
       for (const row of rows)
         byToken.set(row.token_id, (byToken.get(row.token_id) ?? 0) + Number(row.images));
       // A fixed order keeps two reclaiming nodes from locking the same tokens in opposite orders.
       for (const token of [...byToken.keys()].sort())
         await this.unhold(trx, token, byToken.get(token) as number);
+      for (const row of rows) {
+        if (row.ledger_row === null) continue;
+        await trx
+          .insertInto('usage_ledger')
+          .values(toLedgerRow(JSON.parse(row.ledger_row) as UsageRow))
+          .onConflict((conflict) => conflict.column('id').doNothing())
+          .execute();
+      }
       return [...byToken.values()].reduce((sum, images) => sum + images, 0);
     });
   }

@@ -115,7 +115,11 @@ for (const [backend, targetFor] of BACKENDS) {
       const tokenId = await insertToken(first);
       await new SqlTokenLimitsStore(first.db).update(tokenId, { imageQuota: 6 });
       const quota = new SqlQuotaStore(first.db);
-      assert.equal(await quota.reserve({ id: 'dead-1', tokenId, images: 3 }, 0, 1000), true);
+      const lostRow = { ...ledgerRow(tokenId, 0), status: 0, errorCode: 'Abandoned' };
+      assert.equal(
+        await quota.reserve({ id: 'dead-1', tokenId, images: 3, abandonedRow: lostRow }, 0, 1000),
+        true,
+      );
       assert.equal(await quota.reserve({ id: 'dead-2', tokenId, images: 2 }, 0, 5000), true);
       assert.equal(await quota.reclaimExpired(999), 0);
       const reclaimed = await Promise.all([
@@ -128,11 +132,32 @@ for (const [backend, targetFor] of BACKENDS) {
         'two nodes sweeping together free a reservation once',
       );
       assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 2 });
+      const ledgerOf = () =>
+        first.db
+          .selectFrom('usage_ledger')
+          .select(['id', 'status', 'error_code', 'images_produced'])
+          .where('token_id', '=', tokenId)
+          .execute();
+      assert.deepEqual(
+        (await ledgerOf()).map((row) => [row.id, Number(row.status), row.error_code]),
+        [[lostRow.id, 0, 'Abandoned']],
+        'the request lost with its node keeps one ledger row',
+      );
       await quota.renew(['dead-2'], 10_000);
       assert.equal(await quota.reclaimExpired(9999), 0, 'a renewed reservation lives on');
       // The stalled node finally settles its reclaimed reservation: delivered images are billed.
-      await quota.settle('dead-1', tokenId, ledgerRow(tokenId, 3));
+      await quota.settle('dead-1', tokenId, { ...ledgerRow(tokenId, 3), id: lostRow.id });
       assert.deepEqual(await standing(first, tokenId), { used: 3, reserved: 2 });
+      assert.deepEqual(
+        (await ledgerOf()).map((row) => [
+          row.id,
+          Number(row.status),
+          row.error_code,
+          Number(row.images_produced),
+        ]),
+        [[lostRow.id, 200, null, 3]],
+        'the late settlement replaces the abandoned row instead of adding a second one',
+      );
     });
 
     it('admits again once a dead node’s reservation has expired (injected clock)', async (t) => {

@@ -292,6 +292,15 @@ it('three gateway nodes on one PostgreSQL and Redis share quota, rate limits and
     killRows.length,
     'no request twice',
   );
+  // A request admitted on the killed node keeps a row too: its reclaimed reservation leaves one.
+  const lostIds = new Set(lost.map((outcome) => outcome.requestId));
+  const abandoned = killRows.filter((row) => row.errorCode === 'Abandoned');
+  assert.ok(abandoned.length > 0, 'requests cut off after admission are recorded as abandoned');
+  for (const row of abandoned) {
+    assert.ok(lostIds.has(row.requestId), `${row.requestId} was really cut off`);
+    assert.equal(row.status, 0);
+    assert.equal(row.imagesProduced, 0);
+  }
   t.diagnostic(
     `kill: ${killRows.length} ledger rows for ${killOutcomes.length} requests (${killRows.filter((row) => row.status === 200).length} billed)`,
   );
