@@ -97,11 +97,11 @@ export class SqlQuotaStore {
           .execute();
       }
       // A stalled node settling after its reservation was reclaimed replaces the abandoned row.
-      const { id: _id, ...outcome } = toLedgerRow(ledgerRow);
+      const row = toLedgerRow(ledgerRow);
       await trx
         .insertInto('usage_ledger')
-        .values(toLedgerRow(ledgerRow))
-        .onConflict((conflict) => conflict.column('id').doUpdateSet(outcome))
+        .values(row)
+        .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...row, id: undefined }))
         .execute();
     });
   }
