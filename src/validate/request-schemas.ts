@@ -7,7 +7,7 @@ import { MODEL_A, MODEL_B } from '../domain/models.js';
  * relate one field to another (mode-dependent ranges, palette sums, counts per model) are in
  * `model-a-rules.ts` and `model-b-rules.ts`; the schemas' descriptions state them for readers.
  *
- * `x-error` gives the message shown when a field breaks its `pattern`.
+ * `x-error` gives the message shown when a field breaks its `pattern` or its item counts.
  */
 
 export const MAX_SEED = 2_147_483_647;
@@ -71,6 +71,7 @@ const ColorPaletteEntry = Type.Object(
 const BoundingBoxSchema = Type.Array(Type.Integer({ minimum: 0, maximum: 8000 }), {
   minItems: 4,
   maxItems: 4,
+  'x-error': 'must be a box [x1, y1, x2, y2] of four integers',
   description:
     '[x1, y1, x2, y2]: top-left and bottom-right corners in absolute pixels, x1 < x2, y1 < y2.',
 });
@@ -78,10 +79,16 @@ const BoundingBoxSchema = Type.Array(Type.Integer({ minimum: 0, maximum: 8000 })
 export const ModelAParametersSchema = Type.Object(
   {
     bbox_list: Type.Optional(
-      Type.Array(Type.Array(BoundingBoxSchema, { maxItems: 2 }), {
-        description:
-          'Interactive-editing regions: one entry per input image, in order; [] for an image that needs no editing; at most 2 boxes per image.',
-      }),
+      Type.Array(
+        Type.Array(BoundingBoxSchema, {
+          maxItems: 2,
+          'x-error': 'must be a list of at most 2 boxes, each [x1, y1, x2, y2]',
+        }),
+        {
+          description:
+            'Interactive-editing regions: one entry per input image, in order; [] for an image that needs no editing; at most 2 boxes per image.',
+        },
+      ),
     ),
     enable_sequential: Type.Optional(
       Type.Boolean({ description: 'true enables sequential (group) output. Default false.' }),

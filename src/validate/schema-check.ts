@@ -51,23 +51,28 @@ function describe(error: ErrorObject, unknownField: string): { path: string; tex
     case 'minItems':
       return {
         path,
-        text: `must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`,
+        text:
+          customMessage(error) ??
+          `must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`,
       };
     case 'maxItems':
       return {
         path,
-        text: `must have at most ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`,
+        text:
+          customMessage(error) ??
+          `must have at most ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`,
       };
-    case 'pattern': {
-      const custom = (error.parentSchema as Record<string, unknown> | undefined)?.['x-error'];
-      return {
-        path,
-        text: typeof custom === 'string' ? custom : `must match ${String(params.pattern)}`,
-      };
-    }
+    case 'pattern':
+      return { path, text: customMessage(error) ?? `must match ${String(params.pattern)}` };
     default:
       return { path, text: error.message ?? 'is invalid' };
   }
+}
+
+/** A schema's `x-error` says in words what a pattern or an item count means there. */
+function customMessage(error: ErrorObject): string | undefined {
+  const custom = (error.parentSchema as Record<string, unknown> | undefined)?.['x-error'];
+  return typeof custom === 'string' ? custom : undefined;
 }
 
 function article(type: string): string {
