@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js';
 import { createRouter } from '../channels/create-router.js';
 import type { ReloadableRouter } from '../channels/reloadable-router.js';
 import { GenerationPipeline } from '../generation/generation-pipeline.js';
+import { readinessOf } from '../health/readiness.js';
 import { createInputLoader } from '../inputs/create-input-loader.js';
 import { createResultStorage, type ResultStorage } from '../storage/create-result-storage.js';
 import { buildApp } from '../http/app.js';
@@ -58,7 +59,10 @@ export async function createGateway(
     config,
     authenticator: services.tokenVerifier,
     generation,
-    checkReady: () => services.database.ping(),
+    checkReady: readinessOf({
+      database: () => services.database.ping(),
+      storage: () => storage.blobs.checkReady(),
+    }),
     version: VERSION,
     images: { blobs: storage.blobs, urls: storage.urls },
     channels,

@@ -50,6 +50,8 @@ export interface BlobStore {
   listFolders(): Promise<string[]>;
   /** Deletes every object in `folder` and the folder itself; returns how many objects went. */
   deleteFolder(folder: string): Promise<number>;
+  /** Resolves when the store can be written to now (for /readyz); rejects otherwise. */
+  checkReady(): Promise<void>;
   /** Releases connections or handles. The store is not used afterwards. */
   close(): Promise<void>;
 }

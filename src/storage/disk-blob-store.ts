@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  access,
+  constants,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -120,6 +130,11 @@ export class DiskBlobStore implements BlobStore {
     }
     await rm(directory, { recursive: true, force: true });
     return names.filter((name) => !name.startsWith('.')).length;
+  }
+
+  async checkReady(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await access(this.root, constants.W_OK);
   }
 
   async close(): Promise<void> {}

@@ -7,6 +7,7 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -308,6 +309,10 @@ export class S3BlobStore implements BlobStore {
       continuationToken = page.IsTruncated === true ? page.NextContinuationToken : undefined;
     } while (continuationToken !== undefined);
     return deleted;
+  }
+
+  async checkReady(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
   }
 
   async close(): Promise<void> {

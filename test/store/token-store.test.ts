@@ -97,6 +97,7 @@ for (const [backend, targetFor] of backends) {
       const down = await gateway.app.inject({ url: '/readyz' });
       assert.equal(down.statusCode, 503);
       assert.equal(down.json().status, 'unavailable');
+      assert.equal(down.json().reason, 'database not reachable');
     });
   });
 }
