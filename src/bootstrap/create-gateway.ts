@@ -50,7 +50,11 @@ export async function createGateway(
   });
   const channels = createRouter(config, { results: storage.results, log, now });
   const generation = new GenerationPipeline({
-    inputs: createInputLoader({ allowPrivateAddresses: config.allowPrivateImageUrls }),
+    inputs: createInputLoader({
+      allowPrivateAddresses: config.allowPrivateImageUrls,
+      connectTimeoutMs: config.imageConnectTimeoutMs,
+      totalTimeoutMs: config.imageFetchTimeoutMs,
+    }),
     admission: admission.admission,
     engine: channels,
     results: storage.results,

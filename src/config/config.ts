@@ -36,6 +36,8 @@ export interface Config {
   /** 0: this node does not sweep expired images. */
   sweepIntervalMs: number;
   allowPrivateImageUrls: boolean;
+  imageConnectTimeoutMs: number;
+  imageFetchTimeoutMs: number;
   /** Upstream channels; the built-in local channel when none are configured. */
   channels: ChannelConfig[];
   routingDeadlineMs: number;

@@ -74,6 +74,8 @@ export function loadConfig(env: Environment = process.env): Config {
     storage: readStorage(read, dataDir, problems),
     sweepIntervalMs: read<number>('sweepIntervalMs') as number,
     allowPrivateImageUrls: read<boolean>('allowPrivateImageUrls') as boolean,
+    imageConnectTimeoutMs: read<number>('imageConnectTimeoutMs') as number,
+    imageFetchTimeoutMs: read<number>('imageFetchTimeoutMs') as number,
     channels: readChannels(
       file[SETTINGS.channels.file],
       env,

@@ -279,7 +279,21 @@ export const SETTINGS = {
     parse: booleanSetting(),
     default: false,
     description:
-      'Lets input image URLs point at loopback, private and link-local addresses. For local development and tests only.',
+      'Lets input image URLs point at loopback, private and link-local addresses (cloud metadata addresses stay refused). For local development and tests only.',
+  }),
+  imageConnectTimeoutMs: setting({
+    env: 'IMAGEGATE_IMAGE_CONNECT_TIMEOUT_MS',
+    file: 'image_connect_timeout_ms',
+    parse: integerSetting(100, 60_000),
+    default: 5000,
+    description: 'Time allowed to connect to the host of an input image URL.',
+  }),
+  imageFetchTimeoutMs: setting({
+    env: 'IMAGEGATE_IMAGE_FETCH_TIMEOUT_MS',
+    file: 'image_fetch_timeout_ms',
+    parse: integerSetting(1000, 600_000),
+    default: 20_000,
+    description: 'Time allowed for one input image URL in all: DNS, redirects and the whole body.',
   }),
 } as const;
 

@@ -35,6 +35,8 @@ describe('loadConfig', () => {
     });
     assert.equal(config.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
     assert.equal(config.publicBaseUrl, 'http://127.0.0.1:8080');
+    assert.equal(config.imageConnectTimeoutMs, 5000);
+    assert.equal(config.imageFetchTimeoutMs, 20_000);
   });
 
   it('admits the largest legal request by default: 9 images of 20 MiB as base64', () => {
@@ -50,6 +52,10 @@ describe('loadConfig', () => {
     assert.equal(fromYaml.routePrefix, '/gw');
     assert.equal(fromYaml.maxBodyBytes, 2048);
     assert.equal(loadConfig({ IMAGEGATE_CONFIG: yamlFile, PORT: '9100' }).port, 9100);
+    assert.equal(
+      loadConfig({ IMAGEGATE_IMAGE_FETCH_TIMEOUT_MS: '45000' }).imageFetchTimeoutMs,
+      45_000,
+    );
 
     const jsonFile = path.join(directory, 'imagegate.json');
     await writeFile(
