@@ -1,3 +1,5 @@
+import { ChannelFailure } from '../engine/channel-failure.js';
+import type { GatewayError } from '../errors/gateway-error.js';
 import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine/engine.js';
 import type { ResultStore } from '../storage/result-store.js';
 import type { AttemptResult } from './attempt-result.js';
@@ -53,6 +55,10 @@ export class ChannelRouter implements Engine {
     const { now } = this.dependencies;
     const deadlineAt = now() + this.dependencies.deadlineMs;
     const notes: AttemptNote[] = [];
+    let lastTried: string | undefined;
+    let upstreamMs = 0;
+    const triedLast = (error: GatewayError) =>
+      lastTried === undefined ? error : new ChannelFailure(error, lastTried, upstreamMs);
     for (const channel of this.candidatesFor(job)) {
       job.signal.throwIfAborted();
       const name = channel.config.name;
@@ -66,6 +72,8 @@ export class ChannelRouter implements Engine {
       const started = now();
       const result = await this.attempt(channel, job, timeoutMs);
       const latencyMs = now() - started;
+      lastTried = name;
+      upstreamMs += latencyMs;
       if (result.ok) {
         channel.health.breaker.succeeded();
         channel.health.succeeded(latencyMs);
@@ -92,7 +100,7 @@ export class ChannelRouter implements Engine {
       if (failure.kind === 'rejected' && failure.callerError !== undefined) {
         // The upstream works; it refused this request, which no other channel would take either.
         channel.health.breaker.succeeded();
-        throw failure.callerError;
+        throw triedLast(failure.callerError);
       }
       if (failure.kind === 'key-rejected') {
         channel.health.breaker.released();
@@ -110,9 +118,9 @@ export class ChannelRouter implements Engine {
         detail,
         ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
       });
-      if (failure.mayHaveBeenAccepted) throw channelsExhausted(model, notes, name);
+      if (failure.mayHaveBeenAccepted) throw triedLast(channelsExhausted(model, notes, name));
     }
-    throw channelsExhausted(model, notes, undefined);
+    throw triedLast(channelsExhausted(model, notes, undefined));
   }
 
   /** The channels that serve the job's model and can do what it asks, in the order to try them. */

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Admission } from '../admission/admission.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
+import { ChannelFailure } from '../engine/channel-failure.js';
 import type { Engine } from '../engine/engine.js';
 import type { InputLoader } from '../inputs/input-loader.js';
 import type { ResultStore } from '../storage/result-store.js';
@@ -80,7 +81,12 @@ export class GenerationPipeline implements GenerationService {
           : { input: 0, output: 0 });
       return { imageUrls, width: produced.width, height: produced.height, tokens };
     } catch (error) {
-      await ticket.release(error);
+      await ticket.release(
+        error,
+        error instanceof ChannelFailure
+          ? { channel: error.channel, upstreamMs: error.upstreamMs }
+          : undefined,
+      );
       throw error;
     }
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Admission, Settlement } from '../../src/admission/admission.js';
+import type { Admission, FailureDetails, Settlement } from '../../src/admission/admission.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { GenerationPipeline } from '../../src/generation/generation-pipeline.js';
 import { shapeResponse } from '../../src/generation/response-shape.js';
@@ -68,5 +68,35 @@ describe('billing what the upstream produced', () => {
       [12, 34],
       'the upstream token counts',
     );
+  });
+
+  it('releases a failed request naming the channel that failed, for its ledger row', async () => {
+    const released: (FailureDetails | undefined)[] = [];
+    const admission: Admission = {
+      async admit() {
+        return {
+          settle: async () => assert.fail('nothing to settle'),
+          release: async (_error, details) => void released.push(details),
+        };
+      },
+    };
+    const pipeline = new GenerationPipeline({
+      inputs: { load: async () => [] },
+      admission,
+      engine: router,
+      results: storage.results,
+    });
+    fake.script({ kind: 'error', status: 500, code: 'InternalError', message: 'broke' });
+    await assert.rejects(
+      pipeline.generate(validateRequest(requestBody(MODEL_A)), {
+        requestId: 'billing-2',
+        principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
+        signal: new AbortController().signal,
+      }),
+      { code: 'UpstreamError' },
+    );
+    assert.equal(released.length, 1);
+    assert.equal(released[0]?.channel, 'ds-primary');
+    assert.equal(typeof released[0]?.upstreamMs, 'number');
   });
 });

@@ -4,6 +4,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import type { ChannelConfig } from '../../src/channels/channel-config.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
+import { ChannelFailure } from '../../src/engine/channel-failure.js';
 import type { Engine, EngineJob, EngineOutput } from '../../src/engine/engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { registerImageRoutes } from '../../src/http/routes/image-routes.js';
@@ -133,6 +134,8 @@ describe('the channel router', () => {
       [invalid.status, invalid.code, invalid.message],
       [400, 'InvalidParameter', 'the prompt is too exotic'],
     );
+    assert.ok(invalid instanceof ChannelFailure, 'the ledger learns which channel refused it');
+    assert.equal(invalid.channel, 'ds-primary');
     const moderated = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
     assert.deepEqual([moderated.status, moderated.code], [400, 'DataInspectionFailed']);
     assert.equal(submissions(backup), 0);
@@ -181,6 +184,9 @@ describe('the channel router', () => {
       /ds-primary: HTTP 500 InternalError: primary broke; ds-backup: HTTP 200 InternalError: backup broke/,
     );
     assert.ok(!error.message.includes(primary.apiKey) && !error.message.includes(backup.apiKey));
+    assert.ok(error instanceof ChannelFailure);
+    assert.equal(error.channel, 'ds-backup', 'the last channel tried');
+    assert.ok(error.upstreamMs >= 0);
   });
 
   it('answers 503 ModelUnavailable with the upstream Retry-After when every channel is throttled or down', async () => {
