@@ -2,7 +2,11 @@ import type { Engine } from '../engine/engine.js';
 import { LocalEngine } from '../engine/local/local-engine.js';
 import type { ResultStore } from '../storage/result-store.js';
 import { type ChannelLog, silentLog } from './channel-router.js';
-import { type ChannelSetConfig, ReloadableRouter } from './reloadable-router.js';
+import {
+  type ChannelSetConfig,
+  ReloadableRouter,
+  type ReloadableRouterDependencies,
+} from './reloadable-router.js';
 import { UpstreamHttp } from './upstream-http.js';
 
 export interface CreateRouterOptions {
@@ -14,7 +18,11 @@ export interface CreateRouterOptions {
   createLocalEngine?: () => Engine;
 }
 
-/** The gateway's engine: the configured channels behind one reloadable router. */
+/**
+ * The gateway's engine: the configured channels behind one reloadable router. Unless the caller
+ * supplies its own, all local channels share one LocalEngine (one pool of worker threads, across
+ * reloads too), which closing the router closes.
+ */
 export function createRouter(
   config: ChannelSetConfig,
   options: CreateRouterOptions,
@@ -27,7 +35,15 @@ export function createRouter(
       log: options.log ?? silentLog,
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,
-      createLocalEngine: options.createLocalEngine ?? (() => new LocalEngine()),
+      ...localEngineDependencies(options.createLocalEngine),
     },
   );
+}
+
+function localEngineDependencies(
+  createLocalEngine: (() => Engine) | undefined,
+): Pick<ReloadableRouterDependencies, 'createLocalEngine' | 'closeLocalEngine'> {
+  if (createLocalEngine !== undefined) return { createLocalEngine };
+  const shared = new LocalEngine();
+  return { createLocalEngine: () => shared, closeLocalEngine: () => shared.close() };
 }

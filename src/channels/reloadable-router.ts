@@ -22,7 +22,10 @@ export interface ReloadSummary {
 }
 
 export type ReloadableRouterDependencies = Omit<RouterDependencies, 'deadlineMs'> &
-  Pick<ChannelBuildDependencies, 'createLocalEngine'>;
+  Pick<ChannelBuildDependencies, 'createLocalEngine'> & {
+    /** Ends the local engine's worker threads, when the router owns them. */
+    closeLocalEngine?: () => Promise<void>;
+  };
 
 /**
  * The engine the pipeline calls. Each job runs on the router current when it started, so a
@@ -64,9 +67,9 @@ export class ReloadableRouter implements Engine {
     return summary;
   }
 
-  /** Closes upstream connections once the requests still using them are done. */
-  close(): Promise<void> {
-    return this.dependencies.http.close();
+  /** Closes upstream connections and local render threads once the requests using them are done. */
+  async close(): Promise<void> {
+    await Promise.all([this.dependencies.http.close(), this.dependencies.closeLocalEngine?.()]);
   }
 
   private build(config: ChannelSetConfig, previous: readonly Channel[]): ChannelRouter {

@@ -1,9 +1,9 @@
-import type { EngineJob } from '../engine.js';
+import type { BoundingBox, PixelSize } from '../../domain/generation-request.js';
+import type { LoadedImage } from '../../domain/loaded-image.js';
 import type { Rgb } from './colour.js';
 import { referenceColour, resizedInput } from './input-pixels.js';
 import { boxMask, mapBoxToOutput } from './pixel-box.js';
 import type { BaseImage } from './render-image.js';
-import type { RenderPlan } from './render-plan.js';
 
 export interface PreparedInputs {
   /** The last input at the output size, with its edit boxes; undefined for text-to-image. */
@@ -13,19 +13,23 @@ export interface PreparedInputs {
 }
 
 /** Decodes what the job's input images contribute, all images concurrently. */
-export async function prepareInputs(job: EngineJob, plan: RenderPlan): Promise<PreparedInputs> {
-  const last = job.inputs.at(-1);
-  const references = job.inputs.slice(0, -1);
+export async function prepareInputs(
+  inputs: readonly LoadedImage[],
+  output: PixelSize,
+  boxesOfInput: readonly (readonly BoundingBox[])[],
+): Promise<PreparedInputs> {
+  const last = inputs.at(-1);
+  const references = inputs.slice(0, -1);
   const [pixels, referenceColours] = await Promise.all([
-    last === undefined ? undefined : resizedInput(last, job.output),
+    last === undefined ? undefined : resizedInput(last, output),
     Promise.all(
-      references.map((image, index) => referenceColour(image, plan.boxesOfInput[index] ?? [])),
+      references.map((image, index) => referenceColour(image, boxesOfInput[index] ?? [])),
     ),
   ]);
   if (last === undefined || pixels === undefined) return { base: undefined, referenceColours };
-  const editBoxes = (plan.boxesOfInput[job.inputs.length - 1] ?? []).map((box) =>
-    mapBoxToOutput(box, last, job.output),
+  const editBoxes = (boxesOfInput[inputs.length - 1] ?? []).map((box) =>
+    mapBoxToOutput(box, last, output),
   );
-  const editMask = editBoxes.length > 0 ? boxMask(job.output, editBoxes) : undefined;
+  const editMask = editBoxes.length > 0 ? boxMask(output, editBoxes) : undefined;
   return { base: { pixels, editMask }, referenceColours };
 }

@@ -1,45 +1,71 @@
 import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine.js';
-import { compositionFamily } from './composition.js';
-import { prepareInputs } from './job-inputs.js';
-import { paintPalette, paletteArea } from './palette-painter.js';
-import { encodePng } from './png-encoding.js';
-import { renderImage } from './render-image.js';
+import { defaultWorkerCount, RenderPool } from './render-pool.js';
 import { planRender } from './render-plan.js';
-import { drawWatermark, watermarkBox } from './watermark.js';
+import type { SharedPreparedInputs } from './render-tasks.js';
+import { sharedCopy } from './shared-bytes.js';
+
+export interface LocalEngineOptions {
+  /** Worker threads that render; by default one fewer than the cores, at least one. */
+  workers?: number;
+}
+
+const NO_INPUTS: SharedPreparedInputs = { base: undefined, referenceColours: [] };
 
 /**
  * The built-in engine: a deterministic renderer with no model and no network, for development,
  * demos and CI. It honours every parameter visibly (size, count, palette, boxes, watermark, and
  * the input images) so clients can be tested against it, and the same job always gives the same
- * PNG bytes. See docs/local-engine.md.
+ * PNG bytes. The pixel work runs in worker threads, never on the event loop. See
+ * docs/local-engine.md.
  */
 export class LocalEngine implements Engine {
+  private readonly pool: RenderPool;
+
+  constructor(options: LocalEngineOptions = {}) {
+    this.pool = new RenderPool(options.workers ?? defaultWorkerCount());
+  }
+
   async generate(job: EngineJob): Promise<EngineOutput> {
-    job.signal.throwIfAborted();
+    const { signal } = job;
+    signal.throwIfAborted();
     const plan = planRender(job);
     const { width, height } = job.output;
-    const { base, referenceColours } = await prepareInputs(job, plan);
-    const family = compositionFamily(plan.familySeed, plan.detailed);
-    const watermark = plan.watermark ? watermarkBox(width, height) : undefined;
+    const { base, referenceColours } =
+      job.inputs.length === 0
+        ? NO_INPUTS
+        : await this.pool.prepareInputs(
+            {
+              kind: 'prepareInputs',
+              inputs: job.inputs.map((image) => ({ ...image, bytes: sharedCopy(image.bytes) })),
+              output: job.output,
+              boxesOfInput: plan.boxesOfInput,
+            },
+            signal,
+          );
 
+    // One image at a time: concurrent jobs interleave in the pool's queue, so a request for
+    // four images does not hold every worker while a request for one waits.
     const images: EngineImage[] = [];
     for (let index = 0; index < plan.imageCount; index++) {
-      job.signal.throwIfAborted();
-      const canvas = renderImage({
+      const recipe = {
         width,
         height,
-        family,
         familySeed: plan.familySeed,
+        detailed: plan.detailed,
         index,
         base,
         referenceColours,
-      });
-      if (plan.palette !== undefined) {
-        paintPalette(canvas, plan.palette, paletteArea(canvas, base?.editMask, watermark));
-      }
-      if (watermark !== undefined) drawWatermark(canvas);
-      images.push({ kind: 'png', bytes: await encodePng(canvas) });
+        palette: plan.palette,
+        watermark: plan.watermark,
+      };
+      const bytes = await this.pool.renderPng({ kind: 'renderPng', recipe }, signal);
+      images.push({ kind: 'png', bytes });
     }
     return { images, width, height };
+  }
+
+  /** Ends the worker threads once the images being rendered are done. */
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }
