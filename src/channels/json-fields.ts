@@ -43,3 +43,10 @@ export function excerpt(text: string, length = 300): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > length ? `${flat.slice(0, length)}…` : flat;
 }
+
+/** `{input, output}` from a usage object carrying both `input_tokens` and `output_tokens`. */
+export function tokensAt(usage: unknown): { tokens?: { input: number; output: number } } {
+  const input = countAt(usage, 'input_tokens');
+  const output = countAt(usage, 'output_tokens');
+  return input === undefined || output === undefined ? {} : { tokens: { input, output } };
+}

@@ -17,6 +17,7 @@ import {
   type JsonObject,
   objectAt,
   stringAt,
+  tokensAt,
 } from '../json-fields.js';
 
 export const SYNC_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
@@ -129,8 +130,6 @@ export function readDashScopeOutput(
   const usage = objectAt(body, 'usage');
   const size = outputSizeOf(usage) ?? job.output;
   const images: EngineImage[] = urls.map((url) => ({ kind: 'remote', url }));
-  const inputTokens = countAt(usage, 'input_tokens');
-  const outputTokens = countAt(usage, 'output_tokens');
   return {
     ok: true,
     output: {
@@ -138,9 +137,7 @@ export function readDashScopeOutput(
       width: size.width,
       height: size.height,
       imageCount: countAt(usage, 'image_count') ?? images.length,
-      ...(inputTokens !== undefined && outputTokens !== undefined
-        ? { tokens: { input: inputTokens, output: outputTokens } }
-        : {}),
+      ...tokensAt(usage),
     },
   };
 }

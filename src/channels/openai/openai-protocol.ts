@@ -4,7 +4,7 @@ import type { EngineImage, EngineJob } from '../../engine/engine.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { type ApiKey, redactKeys } from '../api-key.js';
 import { type AttemptResult, failure, type UpstreamOutput } from '../attempt-result.js';
-import { arrayAt, countAt, excerpt, objectAt, stringAt } from '../json-fields.js';
+import { arrayAt, excerpt, objectAt, stringAt, tokensAt } from '../json-fields.js';
 import { pngSize } from '../png-size.js';
 import type { MultipartPart } from './multipart.js';
 
@@ -112,8 +112,6 @@ export function readOpenAiOutput(
   if (images.some((image) => image.kind === 'png' && pngSize(image.bytes) === undefined))
     return { ok: false, problem: 'answer holds an image that is not a PNG' };
   const usage = objectAt(body, 'usage');
-  const inputTokens = countAt(usage, 'input_tokens');
-  const outputTokens = countAt(usage, 'output_tokens');
   return {
     ok: true,
     output: {
@@ -121,9 +119,7 @@ export function readOpenAiOutput(
       width: size.width,
       height: size.height,
       imageCount: images.length,
-      ...(inputTokens !== undefined && outputTokens !== undefined
-        ? { tokens: { input: inputTokens, output: outputTokens } }
-        : {}),
+      ...tokensAt(usage),
     },
   };
 }
