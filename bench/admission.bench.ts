@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { silentLog } from '../src/admission/admission-log.js';
+import { silentLog } from '../src/support/log.js';
 import { MemoryRateLimiter } from '../src/admission/memory-rate-limiter.js';
 import { type AdmissionServices, openAdmission } from '../src/admission/open-admission.js';
 import type { RateLimiter } from '../src/admission/rate-limiter.js';

@@ -6,7 +6,7 @@ import { SqlIdempotencyStore } from '../store/idempotency-store.js';
 import { SqlQuotaStore } from '../store/quota-store.js';
 import { SqlTokenLimitsStore } from '../store/token-limits-store.js';
 import { SqlUsageStore } from '../store/usage-store.js';
-import type { AdmissionLog } from './admission-log.js';
+import type { Log } from '../support/log.js';
 import { CachedLimits } from './cached-limits.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';
 import { openRedis } from './open-redis.js';
@@ -36,7 +36,7 @@ export interface AdmissionOptions {
   config: Pick<Config, 'admission' | 'tokenCacheMs'>;
   database: Database;
   now: () => number;
-  log: AdmissionLog;
+  log: Log;
   /** Replaces the limiter the configuration names (tests). */
   limiter?: RateLimiter;
 }

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { AdmissionLog } from './admission-log.js';
+import type { Log } from '../support/log.js';
 
 const CONNECT_WAIT_MS = 2000;
 
@@ -8,7 +8,7 @@ const CONNECT_WAIT_MS = 2000;
  * offline queue) and time out after a second, so an unreachable Redis costs a request nothing but
  * its limits; the client keeps reconnecting in the background.
  */
-export async function openRedis(url: string, log: AdmissionLog): Promise<Redis> {
+export async function openRedis(url: string, log: Log): Promise<Redis> {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

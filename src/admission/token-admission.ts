@@ -12,9 +12,9 @@ import type {
   FailureDetails,
   Settlement,
 } from './admission.js';
-import type { AdmissionLog } from './admission-log.js';
+import type { Log } from '../support/log.js';
 import type { LimitsSource } from './cached-limits.js';
-import { Heartbeat } from './heartbeat.js';
+import { Heartbeat } from '../support/heartbeat.js';
 import { rateHeaders, slotHeaders } from './rate-headers.js';
 import type { RateLimiter, SlotHold } from './rate-limiter.js';
 import { NO_LIMITS, type TokenLimits } from './token-limits.js';
@@ -40,7 +40,7 @@ export interface TokenAdmissionOptions {
   /** How long a reservation or slot outlives its node; live nodes renew every third of it. */
   leaseTtlMs: number;
   now: () => number;
-  log: AdmissionLog;
+  log: Log;
 }
 
 const MINUTE_MS = 60_000;

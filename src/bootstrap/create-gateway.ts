@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { DeferredLog } from '../admission/admission-log.js';
+import { DeferredLog } from '../support/log.js';
 import { type AdmissionServices, openAdmission } from '../admission/open-admission.js';
 import type { Config } from '../config/config.js';
 import { createRouter } from '../channels/create-router.js';

@@ -15,14 +15,7 @@ import {
 } from './routing-outcome.js';
 import type { UpstreamHttp } from './upstream-http.js';
 import { weightedOrder } from './weighted-order.js';
-
-/** pino's shape, so `app.log` fits; fields never carry keys. */
-export interface ChannelLog {
-  warn(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-}
-
-export const silentLog: ChannelLog = { warn: () => undefined, error: () => undefined };
+import type { Log } from '../support/log.js';
 
 export interface RouterDependencies {
   http: UpstreamHttp;
@@ -31,7 +24,7 @@ export interface RouterDependencies {
   deadlineMs: number;
   now: () => number;
   random: () => number;
-  log: ChannelLog;
+  log: Log;
 }
 
 /**

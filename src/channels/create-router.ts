@@ -1,7 +1,7 @@
 import type { Engine } from '../engine/engine.js';
 import { LocalEngine } from '../engine/local/local-engine.js';
 import type { ResultStore } from '../storage/result-store.js';
-import { type ChannelLog, silentLog } from './channel-router.js';
+import { type Log, silentLog } from '../support/log.js';
 import {
   type ChannelSetConfig,
   ReloadableRouter,
@@ -12,7 +12,7 @@ import { UpstreamHttp } from './upstream-http.js';
 export interface CreateRouterOptions {
   /** Where re-hosted upstream images are stored. */
   results: ResultStore;
-  log?: ChannelLog;
+  log?: Log;
   now?: () => number;
   random?: () => number;
   createLocalEngine?: () => Engine;

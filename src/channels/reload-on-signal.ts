@@ -1,17 +1,13 @@
 import type { EventEmitter } from 'node:events';
 import { ConfigError } from '../config/load-config.js';
 import type { ChannelSetConfig, ReloadableRouter } from './reloadable-router.js';
-
-export interface ReloadLog {
-  info(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-}
+import type { Log } from '../support/log.js';
 
 export interface ReloadOnSignalOptions {
   router: Pick<ReloadableRouter, 'reload'>;
   /** Reads the configuration again (`loadConfig`); throws ConfigError with every problem. */
   loadConfig: () => ChannelSetConfig;
-  log: ReloadLog;
+  log: Log;
   /** Default: the process and SIGHUP. */
   emitter?: EventEmitter;
   signal?: string;

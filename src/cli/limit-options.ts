@@ -1,4 +1,4 @@
-import { parseDuration } from '../auth/duration.js';
+import { parseDuration } from '../support/duration.js';
 import type { QuotaStanding, TokenLimitChanges, TokenLimits } from '../admission/token-limits.js';
 import { isModelId, MODEL_IDS, type ModelId } from '../domain/models.js';
 import { UsageError } from './usage-error.js';

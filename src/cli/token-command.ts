@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { parseDuration } from '../auth/duration.js';
+import { parseDuration } from '../support/duration.js';
 import type { Services } from '../bootstrap/open-services.js';
 import { SqlTokenLimitsStore, type TokenLimitsRecord } from '../store/token-limits-store.js';
 import type { TokenRecord } from '../store/token-store.js';

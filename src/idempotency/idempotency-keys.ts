@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AdmissionLog } from '../admission/admission-log.js';
-import { Heartbeat } from '../admission/heartbeat.js';
+import type { Log } from '../support/log.js';
+import { Heartbeat } from '../support/heartbeat.js';
 import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
 import type {
   IdempotencyClaimRow,
@@ -84,7 +84,7 @@ export class IdempotencyKeys {
     private readonly book: IdempotencyBook,
     private readonly leaseTtlMs: number,
     private readonly now: () => number,
-    private readonly log: AdmissionLog,
+    private readonly log: Log,
   ) {
     this.leases = new Heartbeat(
       Math.max(1, Math.floor(leaseTtlMs / 3)),

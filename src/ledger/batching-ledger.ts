@@ -1,4 +1,4 @@
-import type { AdmissionLog } from '../admission/admission-log.js';
+import type { Log } from '../support/log.js';
 import type { UsageRow } from './usage-row.js';
 
 export interface LedgerSink {
@@ -30,7 +30,7 @@ export class BatchingLedger {
   constructor(
     private readonly sink: LedgerSink,
     private readonly options: BatchingOptions,
-    private readonly log: AdmissionLog,
+    private readonly log: Log,
   ) {
     this.timer = setInterval(
       () => void this.flush().catch(() => undefined),

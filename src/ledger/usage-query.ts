@@ -1,4 +1,4 @@
-import { parseDuration } from '../auth/duration.js';
+import { parseDuration } from '../support/duration.js';
 import {
   USAGE_GROUPINGS,
   type UsageFilter,

@@ -1,11 +1,6 @@
 import type { BlobStore } from './blob-store.js';
 import { folderExpiredAt } from './object-keys.js';
-
-/** The part of a pino (or Fastify) logger the sweeper writes to. */
-export interface SweepLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
+import { type Log, silentLog } from '../support/log.js';
 
 export interface SweepResult {
   foldersDeleted: number;
@@ -17,10 +12,10 @@ export interface SweeperOptions {
   intervalMs: number;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
-  log?: SweepLog;
+  log?: Log;
 }
 
-const silent: SweepLog = { info: () => {}, warn: () => {} };
+const silent: Log = silentLog;
 
 /**
  * Deletes every expiry folder whose hour is over, on either backend. Deleting is idempotent, so
@@ -28,7 +23,7 @@ const silent: SweepLog = { info: () => {}, warn: () => {} };
  */
 export class Sweeper {
   private readonly now: () => number;
-  private log: SweepLog;
+  private log: Log;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<SweepResult> | undefined;
 
@@ -41,7 +36,7 @@ export class Sweeper {
   }
 
   /** Sweeps now and then every interval; the timer never keeps the process alive. */
-  start(log?: SweepLog): void {
+  start(log?: Log): void {
     if (log !== undefined) this.log = log;
     if (this.timer !== undefined || this.options.intervalMs === 0) return;
     const tick = () => {

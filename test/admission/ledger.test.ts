@@ -1,3 +1,4 @@
+import { silentLog } from '../../src/support/log.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
@@ -46,7 +47,7 @@ class RecordingSink {
   }
 }
 
-const quietLog = { warn: () => undefined, error: () => undefined };
+const quietLog = silentLog;
 
 describe('the batching ledger', () => {
   it('writes in batches of the configured size, and what is left on flush', async () => {

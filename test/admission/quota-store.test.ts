@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { silentLog } from '../../src/admission/admission-log.js';
+import { silentLog } from '../../src/support/log.js';
 import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
 import { type AdmissionServices, openAdmission } from '../../src/admission/open-admission.js';
 import type { Principal } from '../../src/auth/principal.js';

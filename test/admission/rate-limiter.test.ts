@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { silentLog } from '../../src/admission/admission-log.js';
+import { silentLog } from '../../src/support/log.js';
 import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
 import type { RateLimiter } from '../../src/admission/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/admission/redis-rate-limiter.js';

@@ -1,3 +1,4 @@
+import { silentLog } from '../../src/support/log.js';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -126,7 +127,7 @@ describe('reloading the channel set', () => {
         `    base_url: ${fake.url}`,
         `    api_key_env: ${keyVariable}`,
       ].join('\n');
-    const logs: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+    const logs: { level: string; fields: object; message: string }[] = [];
     const emitter = new EventEmitter();
     try {
       await writeFile(file, channelYaml('from-file-1', first, 'FIRST_KEY'));
@@ -137,6 +138,7 @@ describe('reloading the channel set', () => {
         router,
         loadConfig: () => loadConfig(env),
         log: {
+          ...silentLog,
           info: (fields, message) => logs.push({ level: 'info', fields, message }),
           error: (fields, message) => logs.push({ level: 'error', fields, message }),
         },
@@ -169,7 +171,7 @@ describe('reloading the channel set', () => {
         ['from-file-2'],
       );
       assert.equal(logs.at(-1)?.level, 'error');
-      assert.deepEqual(logs.at(-1)?.fields.problems, [
+      assert.deepEqual((logs.at(-1)?.fields as { problems?: unknown } | undefined)?.problems, [
         `${file}: channels[0].api_key_env names UNSET_VARIABLE, which is not set`,
       ]);
       assert.ok(

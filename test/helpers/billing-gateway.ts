@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { silentLog } from '../../src/admission/admission-log.js';
+import { silentLog } from '../../src/support/log.js';
 import { type AdmissionServices, openAdmission } from '../../src/admission/open-admission.js';
 import type { RateLimiter } from '../../src/admission/rate-limiter.js';
 import type { TokenLimitChanges } from '../../src/admission/token-limits.js';

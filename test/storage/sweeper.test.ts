@@ -9,7 +9,8 @@ import {
   type ResultStorage,
 } from '../../src/storage/create-result-storage.js';
 import { objectKeyOf } from '../../src/storage/object-keys.js';
-import { type SweepLog, Sweeper } from '../../src/storage/sweeper.js';
+import { Sweeper } from '../../src/storage/sweeper.js';
+import { type Log, silentLog } from '../../src/support/log.js';
 import { BACKENDS, type OpenedBackend } from './backends.js';
 
 const HOUR = 3600 * 1000;
@@ -124,7 +125,7 @@ for (const backend of BACKENDS) {
 describe('sweeper failures', () => {
   it('takes a Fastify (pino) logger as its log', async () => {
     const app = Fastify({ logger: false });
-    const log: SweepLog = app.log;
+    const log: Log = app.log;
     assert.equal(typeof log.warn, 'function');
     await app.close();
   });
@@ -140,7 +141,7 @@ describe('sweeper failures', () => {
       deleteFolder: async () => 0,
     };
     const warnings: string[] = [];
-    const log: SweepLog = { info: () => {}, warn: (_details, message) => warnings.push(message) };
+    const log: Log = { ...silentLog, warn: (_details, message) => warnings.push(message) };
     const sweeper = new Sweeper(flaky as BlobStore, { intervalMs: 15 });
     sweeper.start(log);
     try {
