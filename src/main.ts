@@ -2,7 +2,7 @@ import { createGateway } from './bootstrap/create-gateway.js';
 import { VERSION } from './bootstrap/version.js';
 import { reloadChannelsOnSignal } from './channels/reload-on-signal.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
-import { generationPaths } from './http/generation-paths.js';
+import { generationPaths } from './domain/api-paths.js';
 
 async function main(): Promise<void> {
   let config;

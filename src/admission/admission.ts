@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import type { UsageDraft } from '../ledger/usage-draft.js';
 
@@ -40,10 +40,3 @@ export interface AdmissionTicket {
 export interface Admission {
   admit(request: AdmissionRequest): Promise<AdmissionTicket>;
 }
-
-/** Admission when no limit is configured: every request passes and nothing is held. */
-export const unlimitedAdmission: Admission = {
-  async admit() {
-    return { settle: async () => undefined, release: async () => undefined };
-  },
-};

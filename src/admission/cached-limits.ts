@@ -1,4 +1,4 @@
-import type { TokenLimits } from './token-limits.js';
+import type { TokenLimits } from '../domain/token-limits.js';
 
 export interface LimitsSource {
   find(tokenId: string): Promise<TokenLimits | undefined>;

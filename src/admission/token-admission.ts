@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../domain/principal.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { costOf, type ImagePrices } from '../ledger/prices.js';
 import { UsageDraft } from '../ledger/usage-draft.js';
-import type { UsageRow } from '../ledger/usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 import type { ReservationRequest } from '../store/quota-store.js';
 import type {
   Admission,
@@ -17,7 +17,7 @@ import type { LimitsSource } from './cached-limits.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import { rateHeaders, slotHeaders } from './rate-headers.js';
 import type { RateLimiter, SlotHold } from './rate-limiter.js';
-import { NO_LIMITS, type TokenLimits } from './token-limits.js';
+import { NO_LIMITS, type TokenLimits } from '../domain/token-limits.js';
 
 /** The quota operations admission needs; SqlQuotaStore provides them. */
 export interface QuotaBook {

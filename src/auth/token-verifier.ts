@@ -10,7 +10,7 @@ import {
 } from 'jose';
 import type { Config } from '../config/config.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Principal } from './principal.js';
+import type { Principal } from '../domain/principal.js';
 import type { TokenCache } from './token-cache.js';
 
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256'];

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { DeferredLog } from '../support/log.js';
-import { type AdmissionServices, openAdmission } from '../admission/open-admission.js';
+import { type AdmissionServices, openAdmission } from './open-admission.js';
 import type { Config } from '../config/config.js';
 import { createRouter } from '../channels/create-router.js';
 import type { ReloadableRouter } from '../channels/reloadable-router.js';

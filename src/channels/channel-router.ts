@@ -1,4 +1,4 @@
-import { ChannelFailure } from '../engine/channel-failure.js';
+import { ChannelFailure } from './channel-failure.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine/engine.js';
 import type { ResultStore } from '../storage/result-store.js';

@@ -1,5 +1,5 @@
 import { parseDuration } from '../support/duration.js';
-import type { QuotaStanding, TokenLimitChanges, TokenLimits } from '../admission/token-limits.js';
+import type { QuotaStanding, TokenLimitChanges, TokenLimits } from '../domain/token-limits.js';
 import { isModelId, MODEL_IDS, type ModelId } from '../domain/models.js';
 import { UsageError } from './usage-error.js';
 

@@ -76,3 +76,8 @@ export interface ModelBRequest extends RequestCommon {
 }
 
 export type GenerationRequest = ModelARequest | ModelBRequest;
+
+/** The most images a request may produce, reserved against quota before any engine runs. */
+export function maxImagesOf(request: GenerationRequest): number {
+  return request.parameters.n;
+}

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import type { Admission } from '../admission/admission.js';
-import type { GenerationRequest } from '../domain/generation-request.js';
+import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
-import { ChannelFailure } from '../engine/channel-failure.js';
+import { ChannelFailure } from '../channels/channel-failure.js';
 import type { Engine } from '../engine/engine.js';
 import type { InputLoader } from '../inputs/input-loader.js';
 import type { ResultStore } from '../storage/result-store.js';
@@ -21,11 +21,6 @@ export interface PipelineStages {
   admission: Admission;
   engine: Engine;
   results: ResultStore;
-}
-
-/** The most images a request may produce, reserved against quota before any engine runs. */
-export function maxImagesOf(request: GenerationRequest): number {
-  return request.parameters.n;
 }
 
 /**

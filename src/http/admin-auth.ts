@@ -1,6 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Authenticator } from './routes/generation-route.js';
+import type { Authenticator } from '../auth/authenticator.js';
 
 /** An onRequest hook for /admin routes: a valid gateway token with the admin flag, or 401. */
 export function requireAdmin(authenticator: Authenticator): onRequestAsyncHookHandler {

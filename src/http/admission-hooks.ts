@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../domain/principal.js';
 import { isModelId } from '../domain/models.js';
-import { maxImagesOf } from '../generation/generation-pipeline.js';
+import { maxImagesOf } from '../domain/generation-request.js';
 import { fingerprintOf } from '../idempotency/fingerprint.js';
 import {
   checkIdempotencyKey,
@@ -9,7 +9,7 @@ import {
   type IdempotencyKeys,
 } from '../idempotency/idempotency-keys.js';
 import { UsageDraft } from '../ledger/usage-draft.js';
-import type { UsageRow } from '../ledger/usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 import { validateRequest } from '../validate/validate-request.js';
 
 export interface AdmissionHooksOptions {

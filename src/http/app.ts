@@ -5,16 +5,17 @@ import type { GenerationService } from '../generation/generation-service.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { UsageReader } from '../ledger/usage-query.js';
-import type { UsageRow } from '../ledger/usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 import { registerAdmissionHooks } from './admission-hooks.js';
 import {
   type ChannelStatusSource,
   registerAdminChannelsRoute,
 } from './routes/admin-channels-route.js';
 import { handleError, sendError } from './error-reply.js';
-import { generationPaths } from './generation-paths.js';
+import { generationPaths } from '../domain/api-paths.js';
 import { requestIdFor } from './request-id.js';
-import { type Authenticator, registerGenerationRoute } from './routes/generation-route.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { registerGenerationRoute } from './routes/generation-route.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';

@@ -1,5 +1,5 @@
 import type { Log } from '../support/log.js';
-import type { UsageRow } from './usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 
 export interface LedgerSink {
   insert(rows: readonly UsageRow[]): Promise<void>;

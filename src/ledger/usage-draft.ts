@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { GenerationRequest } from '../domain/generation-request.js';
-import type { UsageRow } from './usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 
 /** Who made a request, as the ledger names them. */
 export interface UsageOwner {

@@ -1,7 +1,7 @@
-import type { UsageSummary } from '../store/usage-store.js';
+import type { UsageSummary } from '../domain/usage-filter.js';
 import { formatMicros } from './prices.js';
 import type { UsageAnswer } from './usage-query.js';
-import type { UsageRow } from './usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 
 type Cell = string | number | boolean | null;
 export type UsageRecord = Record<string, Cell>;

@@ -4,8 +4,8 @@ import {
   type UsageFilter,
   type UsageGrouping,
   type UsageSummary,
-} from '../store/usage-store.js';
-import type { UsageRow } from './usage-row.js';
+} from '../domain/usage-filter.js';
+import type { UsageRow } from '../domain/usage-row.js';
 
 /** A question to the usage ledger, as the CLI and GET /admin/usage both ask it. */
 export interface UsageQuery {

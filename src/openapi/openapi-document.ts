@@ -1,5 +1,5 @@
 import { ERROR_TABLE, type ErrorCode } from '../errors/error-table.js';
-import { GENERATION_PATH } from '../http/generation-paths.js';
+import { GENERATION_PATH } from '../domain/api-paths.js';
 import { ModelARequestSchema, ModelBRequestSchema } from '../validate/request-schemas.js';
 
 const ErrorBody = {

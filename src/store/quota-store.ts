@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { UsageRow } from '../ledger/usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 import type { DatabaseSchema } from './schema.js';
 import { toLedgerRow } from './usage-rows.js';
 

@@ -5,7 +5,7 @@ import {
   type QuotaStanding,
   type TokenLimitChanges,
   type TokenLimits,
-} from '../admission/token-limits.js';
+} from '../domain/token-limits.js';
 import type { DatabaseSchema } from './schema.js';
 
 export interface TokenLimitsRecord extends TokenLimits, QuotaStanding {

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { UsageRow } from '../ledger/usage-row.js';
+import type { UsageRow } from '../domain/usage-row.js';
 import type { UsageLedgerTable } from './admission-schema.js';
 
 export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {

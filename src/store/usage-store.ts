@@ -1,30 +1,8 @@
 import { type Kysely, sql } from 'kysely';
-import type { UsageRow } from '../ledger/usage-row.js';
+import type { UsageFilter, UsageGrouping, UsageSummary } from '../domain/usage-filter.js';
+import type { UsageRow } from '../domain/usage-row.js';
 import type { DatabaseSchema } from './schema.js';
 import { fromLedgerRow, toLedgerRow } from './usage-rows.js';
-
-export interface UsageFilter {
-  /** Inclusive, milliseconds since the epoch. */
-  since?: number;
-  /** Exclusive, milliseconds since the epoch. */
-  until?: number;
-  tokenId?: string;
-  account?: string;
-}
-
-export type UsageGrouping = 'day' | 'model' | 'token';
-export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'model', 'token'];
-
-/** Ledger rows added up over a group: a day (UTC, `YYYY-MM-DD`), a model or a token. */
-export interface UsageSummary {
-  key: string;
-  requests: number;
-  succeeded: number;
-  failed: number;
-  imagesRequested: number;
-  imagesProduced: number;
-  costMicros: number;
-}
 
 const DAY_MS = 86_400_000;
 /** Rows per INSERT: 17 columns each stays well under SQLite's 32,766 bound parameters. */

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { BatchingLedger } from '../../src/ledger/batching-ledger.js';
-import type { UsageRow } from '../../src/ledger/usage-row.js';
+import type { UsageRow } from '../../src/domain/usage-row.js';
 import type { Database } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, openNodes } from './backends.js';

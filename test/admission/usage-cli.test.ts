@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
-import type { UsageRow } from '../../src/ledger/usage-row.js';
+import type { UsageRow } from '../../src/domain/usage-row.js';
 import { openServices } from '../../src/bootstrap/open-services.js';
 import { runTokenCommand } from '../../src/cli/token-command.js';
 import { runUsageCommand } from '../../src/cli/usage-command.js';

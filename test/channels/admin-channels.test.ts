@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Principal } from '../../src/auth/principal.js';
+import type { Principal } from '../../src/domain/principal.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { buildApp } from '../../src/http/app.js';

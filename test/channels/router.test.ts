@@ -4,7 +4,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import type { ChannelConfig } from '../../src/channels/channel-config.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
-import { ChannelFailure } from '../../src/engine/channel-failure.js';
+import { ChannelFailure } from '../../src/channels/channel-failure.js';
 import type { Engine, EngineJob, EngineOutput } from '../../src/engine/engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { registerImageRoutes } from '../../src/http/routes/image-routes.js';

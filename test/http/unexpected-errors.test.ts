@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { Principal } from '../../src/auth/principal.js';
+import type { Principal } from '../../src/domain/principal.js';
 import { buildApp } from '../../src/http/app.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 

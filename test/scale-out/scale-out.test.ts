@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenLimitChanges } from '../../src/admission/token-limits.js';
+import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';

@@ -110,5 +110,5 @@ const CHENG: StrokeGlyph = {
   ],
 };
 
-export const WATERMARK_TEXT = 'AI生成';
+/** The glyphs of the watermark text `AI生成`, in order. */
 export const WATERMARK_GLYPHS: readonly StrokeGlyph[] = [LETTER_A, LETTER_I, SHENG, CHENG];

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChannelStatus } from '../../channels/channel-status.js';
 import { requireAdmin } from '../admin-auth.js';
-import type { Authenticator } from './generation-route.js';
+import type { Authenticator } from '../../auth/authenticator.js';
 
 export interface ChannelStatusSource {
   status(): ChannelStatus[];

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { Principal } from '../../auth/principal.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { Principal } from '../../domain/principal.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { maxImagesOf } from '../../generation/generation-pipeline.js';
+import { maxImagesOf } from '../../domain/generation-request.js';
 import type { GenerationService } from '../../generation/generation-service.js';
 import { shapeResponse } from '../../generation/response-shape.js';
 import { validateRequest } from '../../validate/validate-request.js';
-import { generationPaths } from '../generation-paths.js';
-
-export interface Authenticator {
-  verifyAuthorization(header: string | undefined): Promise<Principal>;
-}
+import { generationPaths } from '../../domain/api-paths.js';
 
 export interface GenerationRouteOptions {
   routePrefix: string;

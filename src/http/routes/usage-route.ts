@@ -9,7 +9,7 @@ import {
   type UsageReader,
 } from '../../ledger/usage-query.js';
 import { requireAdmin } from '../admin-auth.js';
-import type { Authenticator } from './generation-route.js';
+import type { Authenticator } from '../../auth/authenticator.js';
 
 export interface UsageRouteOptions {
   authenticator: Authenticator;

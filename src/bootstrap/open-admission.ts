@@ -7,12 +7,12 @@ import { SqlQuotaStore } from '../store/quota-store.js';
 import { SqlTokenLimitsStore } from '../store/token-limits-store.js';
 import { SqlUsageStore } from '../store/usage-store.js';
 import type { Log } from '../support/log.js';
-import { CachedLimits } from './cached-limits.js';
-import { MemoryRateLimiter } from './memory-rate-limiter.js';
+import { CachedLimits } from '../admission/cached-limits.js';
+import { MemoryRateLimiter } from '../admission/memory-rate-limiter.js';
 import { openRedis } from './open-redis.js';
-import type { RateLimiter } from './rate-limiter.js';
-import { RedisRateLimiter } from './redis-rate-limiter.js';
-import { TokenAdmission } from './token-admission.js';
+import type { RateLimiter } from '../admission/rate-limiter.js';
+import { RedisRateLimiter } from '../admission/redis-rate-limiter.js';
+import { TokenAdmission } from '../admission/token-admission.js';
 
 /** Rows waiting for the ledger beyond which the oldest are logged and dropped. */
 const MAX_BUFFERED_LEDGER_ROWS = 100_000;

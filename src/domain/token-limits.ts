@@ -1,4 +1,4 @@
-import { isModelId, type ModelId } from '../domain/models.js';
+import { isModelId, type ModelId } from './models.js';
 
 /** What a token may do. Undefined means no limit. */
 export interface TokenLimits {

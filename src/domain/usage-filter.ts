@@ -1,0 +1,22 @@
+export interface UsageFilter {
+  /** Inclusive, milliseconds since the epoch. */
+  since?: number;
+  /** Exclusive, milliseconds since the epoch. */
+  until?: number;
+  tokenId?: string;
+  account?: string;
+}
+
+export type UsageGrouping = 'day' | 'model' | 'token';
+export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'model', 'token'];
+
+/** Ledger rows added up over a group: a day (UTC, `YYYY-MM-DD`), a model or a token. */
+export interface UsageSummary {
+  key: string;
+  requests: number;
+  succeeded: number;
+  failed: number;
+  imagesRequested: number;
+  imagesProduced: number;
+  costMicros: number;
+}
