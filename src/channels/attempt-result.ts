@@ -1,9 +1,9 @@
-import type { EngineImage, EngineJob } from '../engine/engine.js';
+import type { EngineJob, ProducedImage } from '../engine/engine.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 
 /** What an upstream produced, before its remote images are re-hosted. */
 export interface UpstreamOutput {
-  images: EngineImage[];
+  images: ProducedImage[];
   width: number;
   height: number;
   /** Images the upstream reports it produced (its `usage.image_count`, else the images returned). */

@@ -1,6 +1,12 @@
 import { ChannelFailure } from './channel-failure.js';
 import type { GatewayError } from '../errors/gateway-error.js';
-import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine/engine.js';
+import type {
+  Engine,
+  EngineImage,
+  EngineJob,
+  EngineOutput,
+  ProducedImage,
+} from '../engine/engine.js';
 import type { ResultStore } from '../storage/result-store.js';
 import type { AttemptResult } from './attempt-result.js';
 import { missingFeatures, requiredFeatures } from './capabilities.js';
@@ -166,7 +172,7 @@ export class ChannelRouter implements Engine {
    */
   private async rehostUnlessPassedThrough(
     channel: Channel,
-    images: EngineImage[],
+    images: ProducedImage[],
     job: EngineJob,
   ): Promise<EngineImage[]> {
     const config = channel.config;

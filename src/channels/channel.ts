@@ -1,4 +1,4 @@
-import type { Engine } from '../engine/engine.js';
+import type { Engine, PngImage } from '../engine/engine.js';
 import type { ChannelAdapter } from './attempt-result.js';
 import { type ChannelCapabilities, capabilitiesOf } from './capabilities.js';
 import type { ChannelConfig } from './channel-config.js';
@@ -19,7 +19,7 @@ export interface Channel {
 export interface ChannelBuildDependencies {
   http: UpstreamHttp;
   /** The built-in renderer for `local` channels. */
-  createLocalEngine: () => Engine;
+  createLocalEngine: () => Engine<PngImage>;
   now: () => number;
 }
 

@@ -1,4 +1,4 @@
-import type { Engine } from '../engine/engine.js';
+import type { Engine, PngImage } from '../engine/engine.js';
 import { LocalEngine } from '../engine/local/local-engine.js';
 import type { ResultStore } from '../storage/result-store.js';
 import { type Log, silentLog } from '../support/log.js';
@@ -15,7 +15,7 @@ export interface CreateRouterOptions {
   log?: Log;
   now?: () => number;
   random?: () => number;
-  createLocalEngine?: () => Engine;
+  createLocalEngine?: () => Engine<PngImage>;
 }
 
 /**
@@ -41,7 +41,7 @@ export function createRouter(
 }
 
 function localEngineDependencies(
-  createLocalEngine: (() => Engine) | undefined,
+  createLocalEngine: (() => Engine<PngImage>) | undefined,
 ): Pick<ReloadableRouterDependencies, 'createLocalEngine' | 'closeLocalEngine'> {
   if (createLocalEngine !== undefined) return { createLocalEngine };
   const shared = new LocalEngine();

@@ -1,6 +1,6 @@
 import { Readable, Transform, type TransformCallback, pipeline } from 'node:stream';
 import sharp from 'sharp';
-import type { EngineImage } from '../engine/engine.js';
+import type { EngineImage, ProducedImage } from '../engine/engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResultStore } from '../storage/result-store.js';
 import { isPng, PNG_SIGNATURE } from './png-size.js';
@@ -20,7 +20,7 @@ export interface RehostDependencies {
 }
 
 /**
- * Replaces each remote image by a copy in our storage, so callers get our signed 24-hour URLs
+ * Replaces each upstream image by a copy in our storage, so callers get our signed 24-hour URLs
  * instead of the upstream's. Each image is streamed from the upstream into `ResultStore.save`
  * and never held whole in memory; a PNG passes through byte for byte, another format is
  * converted to PNG on the way. PNG bytes are left for the results stage. Fails with 502
@@ -28,7 +28,7 @@ export interface RehostDependencies {
  * signature).
  */
 export async function rehostImages(
-  images: readonly EngineImage[],
+  images: readonly ProducedImage[],
   channel: string,
   requestId: string,
   callerSignal: AbortSignal,
@@ -52,9 +52,9 @@ export async function rehostImages(
   const worker = async () => {
     for (let index = next++; index < images.length; index = next++) {
       const image = images[index];
-      if (image?.kind !== 'remote') continue;
+      if (image?.kind !== 'upstream') continue;
       const url = await rehostOne(image.url, channel, requestId, combined, dependencies);
-      hosted[index] = { kind: 'remote', url };
+      hosted[index] = { kind: 'stored', url };
     }
   };
   try {
@@ -102,7 +102,7 @@ async function rehostOne(
     const png = isPng(head)
       ? pipeline(rest, limited, ignore)
       : pipeline(rest, limited, sharp({ failOn: 'error' }).png(), ignore);
-    return await dependencies.results.save(png, requestId);
+    return await dependencies.results.save(png);
   } catch (error) {
     answer.body.destroy();
     if (signal.aborted) throw abortReason(signal);

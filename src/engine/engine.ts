@@ -14,15 +14,35 @@ export interface EngineJob {
   signal: AbortSignal;
 }
 
-/**
- * A produced image: PNG bytes for the results stage to store, or a URL handed to the caller as it
- * is (the channel router has already re-hosted it into our storage, or its channel passes upstream
- * URLs through).
- */
-export type EngineImage = { kind: 'png'; bytes: Buffer } | { kind: 'remote'; url: string };
+/** PNG bytes an engine rendered or an upstream sent inline; the results stage stores them. */
+export interface PngImage {
+  kind: 'png';
+  bytes: Buffer;
+}
 
-export interface EngineOutput {
-  images: EngineImage[];
+/** An image at an upstream's own URL: not in our storage, and not signed by us. */
+export interface UpstreamImage {
+  kind: 'upstream';
+  url: string;
+}
+
+/** An image already copied into our storage, behind our signed 24-hour URL. */
+export interface StoredImage {
+  kind: 'stored';
+  url: string;
+}
+
+/** What an engine or an upstream adapter produces. */
+export type ProducedImage = PngImage | UpstreamImage;
+
+/**
+ * What the results stage receives: PNG bytes to store, an image the channel router has already
+ * re-hosted into our storage, or an upstream URL of a channel that passes URLs through.
+ */
+export type EngineImage = PngImage | UpstreamImage | StoredImage;
+
+export interface EngineOutput<Image extends EngineImage = EngineImage> {
+  images: Image[];
   width: number;
   height: number;
   /** Informational token counts (model A usage); engines that know none leave it out. */
@@ -35,7 +55,7 @@ export interface EngineOutput {
   upstreamImageCount?: number;
 }
 
-/** A way of turning a job into images: the local renderer or an upstream adapter. */
-export interface Engine {
-  generate(job: EngineJob): Promise<EngineOutput>;
+/** A way of turning a job into images: the local renderer, or the channel router over adapters. */
+export interface Engine<Image extends EngineImage = EngineImage> {
+  generate(job: EngineJob): Promise<EngineOutput<Image>>;
 }

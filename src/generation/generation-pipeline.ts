@@ -57,9 +57,7 @@ export class GenerationPipeline implements GenerationService {
       });
       const imageUrls = await Promise.all(
         produced.images.map((image) =>
-          image.kind === 'png'
-            ? this.stages.results.save(image.bytes, context.requestId)
-            : Promise.resolve(image.url),
+          image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
         ),
       );
       await ticket.settle({

@@ -8,7 +8,7 @@ import { createRouter } from '../../src/channels/create-router.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { readChannels } from '../../src/channels/read-channels.js';
 import type { LoadedImage } from '../../src/domain/loaded-image.js';
-import type { Engine, EngineJob } from '../../src/engine/engine.js';
+import type { Engine, EngineJob, PngImage } from '../../src/engine/engine.js';
 import { outputSize } from '../../src/generation/output-size.js';
 import {
   createResultStorage,
@@ -95,7 +95,7 @@ export function routerFor(
     deadlineMs?: number;
     now?: () => number;
     random?: () => number;
-    localEngine?: () => Engine;
+    localEngine?: () => Engine<PngImage>;
   },
 ): ReloadableRouter {
   return createRouter(

@@ -132,8 +132,8 @@ describe('reading DashScope answers', () => {
       ok: true,
       output: {
         images: [
-          { kind: 'remote', url: 'https://oss/a.png' },
-          { kind: 'remote', url: 'https://oss/b.png' },
+          { kind: 'upstream', url: 'https://oss/a.png' },
+          { kind: 'upstream', url: 'https://oss/b.png' },
         ],
         width: 1536,
         height: 1024,

@@ -53,7 +53,7 @@ describe('re-hosting upstream images', () => {
     options: { maxBytes?: number; timeoutMs?: number; signal?: AbortSignal } = {},
   ) =>
     rehostImages(
-      urls.map((url) => ({ kind: 'remote' as const, url })),
+      urls.map((url) => ({ kind: 'upstream' as const, url })),
       'ds-test',
       'req-1',
       options.signal ?? new AbortController().signal,
@@ -65,13 +65,13 @@ describe('re-hosting upstream images', () => {
     const hosted = await rehost([`${server.url}/a.png`, `${server.url}/b.jpg`]);
     assert.deepEqual(
       hosted.map(
-        (image) => image.kind === 'remote' && image.url.startsWith('http://gateway.test/images/'),
+        (image) => image.kind === 'stored' && image.url.startsWith('http://gateway.test/images/'),
       ),
       [true, true],
     );
     const storedFor = (index: number) => {
       const image = hosted[index];
-      const number = image?.kind === 'remote' ? /(\d+)\.png$/.exec(image.url)?.[1] : undefined;
+      const number = image?.kind === 'stored' ? /(\d+)\.png$/.exec(image.url)?.[1] : undefined;
       return stored[Number(number) - 1] as Buffer;
     };
     assert.ok(storedFor(0).equals(png), 'the PNG is stored byte for byte, in its place');

@@ -142,13 +142,13 @@ describe('reading OpenAI answers', () => {
     assert.deepEqual(pngSize(first.bytes), { width: 1536, height: 1024 });
   });
 
-  it('keeps url items as remote images and refuses answers without images or with non-PNG data', () => {
+  it('keeps url items as upstream images and refuses answers without images or with non-PNG data', () => {
     const urls = readOpenAiOutput(
       { data: [{ url: 'https://cdn/x.png' }] },
       { width: 1024, height: 1024 },
     );
     assert.ok(urls.ok);
-    assert.deepEqual(urls.output.images, [{ kind: 'remote', url: 'https://cdn/x.png' }]);
+    assert.deepEqual(urls.output.images, [{ kind: 'upstream', url: 'https://cdn/x.png' }]);
     assert.deepEqual(readOpenAiOutput({ data: [] }, { width: 1, height: 1 }), {
       ok: false,
       problem: 'answer holds no images',

@@ -64,7 +64,7 @@ describe('reloading the channel set', () => {
     const finished = await inFlight;
     assert.equal(finished.channel, 'old', 'the request in flight was not dropped');
     assert.ok(
-      finished.images[0]?.kind === 'remote' &&
+      finished.images[0]?.kind === 'stored' &&
         finished.images[0].url.startsWith('http://gateway.test/images/'),
     );
     assert.deepEqual(

@@ -5,7 +5,7 @@ import Fastify from 'fastify';
 import type { ChannelConfig } from '../../src/channels/channel-config.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { ChannelFailure } from '../../src/channels/channel-failure.js';
-import type { Engine, EngineJob, EngineOutput } from '../../src/engine/engine.js';
+import type { Engine, EngineJob, EngineOutput, PngImage } from '../../src/engine/engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { registerImageRoutes } from '../../src/http/routes/image-routes.js';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
@@ -313,9 +313,9 @@ describe('the channel router', () => {
     const spyStorage = {
       ...storage,
       results: {
-        save: async (png: Buffer | Readable, requestId: string) => {
+        save: async (png: Buffer | Readable) => {
           saved.push(Buffer.isBuffer(png) ? 'buffer' : 'stream');
-          return storage.results.save(png, requestId);
+          return storage.results.save(png);
         },
       },
     };
@@ -327,7 +327,7 @@ describe('the channel router', () => {
     registerImageRoutes(app, { blobs: storage.blobs, urls: storage.urls });
     const expected = Buffer.from(await (await fetch(`${primary.url}/results/x.png`)).arrayBuffer());
     for (const image of output.images) {
-      assert.ok(image.kind === 'remote');
+      assert.ok(image.kind === 'stored');
       assert.match(image.url, /^http:\/\/gateway\.test\/images\//);
       const url = new URL(image.url);
       const served = await app.inject({ method: 'GET', url: url.pathname + url.search });
@@ -341,7 +341,7 @@ describe('the channel router', () => {
   it('passes upstream URLs through when the channel says so', async () => {
     const engine = router(channels([ds(primary, 'ds-primary', { pass_through_urls: true })]));
     const output = await engine.generate(jobFor(requestBody(MODEL_A)));
-    assert.ok(output.images[0]?.kind === 'remote');
+    assert.ok(output.images[0]?.kind === 'upstream');
     assert.ok(output.images[0].url.startsWith(`${primary.url}/results/`));
   });
 
@@ -477,10 +477,10 @@ describe('the channel router', () => {
   it('honours weights within a tier over many requests', async () => {
     const served = new Map<string, number>();
     let created = 0;
-    const tagged = (): Engine => {
+    const tagged = (): Engine<PngImage> => {
       const tag = `engine-${created++}`;
       return {
-        async generate(_job: EngineJob): Promise<EngineOutput> {
+        async generate(_job: EngineJob): Promise<EngineOutput<PngImage>> {
           served.set(tag, (served.get(tag) ?? 0) + 1);
           return { images: [], width: 1, height: 1 };
         },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,7 +32,7 @@ export class FakeEngine implements Engine {
     const count = this.imagesPerCall ?? job.request.parameters.n;
     return {
       images: Array.from({ length: count }, (_, index) => ({
-        kind: 'remote' as const,
+        kind: 'upstream' as const,
         url: `https://images.test/${job.requestId}/${call}-${index}.png`,
       })),
       width: job.output.width,
@@ -97,7 +98,7 @@ export async function startBillingGateway(
     inputs: { load: async () => [] },
     admission: admission.admission,
     engine,
-    results: { save: async (_png, requestId) => `https://images.test/${requestId}` },
+    results: { save: async () => `https://images.test/${randomUUID()}` },
   });
   const app = buildApp({
     config,

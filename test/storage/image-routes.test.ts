@@ -64,7 +64,7 @@ for (const backend of BACKENDS) {
       });
       app = buildTestApp(storage);
       image = fakePng(50_000);
-      imageUrl = await storage.results.save(image, 'request-1');
+      imageUrl = await storage.results.save(image);
       if (opened.dataDir !== undefined) {
         await writeFile(path.join(opened.dataDir, 'secret.png'), SECRET_BYTES);
         await writeFile(path.join(opened.dataDir, 'images', 'secret.png'), SECRET_BYTES);
@@ -144,7 +144,7 @@ for (const backend of BACKENDS) {
       const chunks = Array.from({ length: Math.ceil(big.length / 65_536) }, (_, index) =>
         big.subarray(index * 65_536, (index + 1) * 65_536),
       );
-      const url = await storage.results.save(Readable.from(chunks), 'request-2');
+      const url = await storage.results.save(Readable.from(chunks));
       const served = buildTestApp(storage);
       const address = await served.listen({ host: '127.0.0.1', port: 0 });
       try {

@@ -56,11 +56,11 @@ for (const backend of BACKENDS) {
     it('deletes images once their expiry hour is over and keeps live ones and foreign folders', async () => {
       clock.now = T0;
       const early = [
-        await storage.results.save(Buffer.from('early 1'), 'r1'),
-        await storage.results.save(Buffer.from('early 2'), 'r1'),
+        await storage.results.save(Buffer.from('early 1')),
+        await storage.results.save(Buffer.from('early 2')),
       ];
       clock.now = T0 + 10 * HOUR;
-      const late = await storage.results.save(Buffer.from('late'), 'r2');
+      const late = await storage.results.save(Buffer.from('late'));
       await storage.blobs.put('backups/keep-me.png', Buffer.from('not ours'));
 
       // At the expiry second the URLs stop serving; the folder goes when its hour is over.
@@ -89,7 +89,7 @@ for (const backend of BACKENDS) {
     it('keeps storage bounded over days of steady use', async () => {
       for (let hour = 0; hour < 72; hour += 1) {
         clock.now = T0 + 100 * HOUR + hour * HOUR;
-        await storage.results.save(Buffer.from(`image of hour ${hour}`), 'steady');
+        await storage.results.save(Buffer.from(`image of hour ${hour}`));
         await storage.sweeper.sweepOnce();
         const folders = (await storage.blobs.listFolders()).filter((f) => f !== 'backups');
         assert.ok(folders.length <= 25, `${folders.length} folders at hour ${hour}`);
@@ -102,7 +102,7 @@ for (const backend of BACKENDS) {
 
     it('sweeps on its own once started, on an unref timer, until stopped', async () => {
       clock.now = T0 + 200 * HOUR;
-      const url = await storage.results.save(Buffer.from('soon gone'), 'r3');
+      const url = await storage.results.save(Buffer.from('soon gone'));
       clock.now = T0 + 226 * HOUR;
       const timersBefore = process
         .getActiveResourcesInfo()

@@ -5,7 +5,7 @@ import type {
 } from '../../domain/generation-request.js';
 import type { LoadedImage } from '../../domain/loaded-image.js';
 import { MODEL_A } from '../../domain/models.js';
-import type { EngineImage, EngineJob } from '../../engine/engine.js';
+import type { EngineJob, ProducedImage } from '../../engine/engine.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { type ApiKey, redactKeys } from '../api-key.js';
 import { type AttemptResult, failure, type UpstreamOutput } from '../attempt-result.js';
@@ -129,7 +129,7 @@ export function readDashScopeOutput(
   if (urls.length === 0) return { ok: false, problem: 'answer holds no images' };
   const usage = objectAt(body, 'usage');
   const size = outputSizeOf(usage) ?? job.output;
-  const images: EngineImage[] = urls.map((url) => ({ kind: 'remote', url }));
+  const images: ProducedImage[] = urls.map((url) => ({ kind: 'upstream', url }));
   return {
     ok: true,
     output: {

@@ -1,4 +1,4 @@
-import type { Engine } from '../../engine/engine.js';
+import type { Engine, PngImage } from '../../engine/engine.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import {
   type AttemptCall,
@@ -9,7 +9,7 @@ import {
 
 /** The built-in renderer as a channel: no network, so nothing is ever half-sent or billed twice. */
 export class LocalAdapter implements ChannelAdapter {
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine<PngImage>) {}
 
   async attempt(call: AttemptCall): Promise<AttemptResult> {
     try {

@@ -1,6 +1,6 @@
 import type { PixelSize } from '../../domain/generation-request.js';
 import type { ImageFormat } from '../../domain/loaded-image.js';
-import type { EngineImage, EngineJob } from '../../engine/engine.js';
+import type { EngineJob, ProducedImage } from '../../engine/engine.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { type ApiKey, redactKeys } from '../api-key.js';
 import { type AttemptResult, failure, type UpstreamOutput } from '../attempt-result.js';
@@ -99,12 +99,12 @@ export function readOpenAiOutput(
 ): { ok: true; output: UpstreamOutput } | { ok: false; problem: string } {
   const data = arrayAt(body, 'data');
   if (data === undefined) return { ok: false, problem: 'answer has no data' };
-  const images: EngineImage[] = [];
+  const images: ProducedImage[] = [];
   for (const item of data) {
     const encoded = stringAt(item, 'b64_json');
     const url = stringAt(item, 'url');
     if (encoded !== undefined) images.push({ kind: 'png', bytes: Buffer.from(encoded, 'base64') });
-    else if (url !== undefined) images.push({ kind: 'remote', url });
+    else if (url !== undefined) images.push({ kind: 'upstream', url });
   }
   if (images.length === 0) return { ok: false, problem: 'answer holds no images' };
   const first = images[0];

@@ -1,4 +1,4 @@
-import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine.js';
+import type { Engine, EngineJob, EngineOutput, PngImage } from '../engine.js';
 import { defaultWorkerCount, RenderPool } from './render-pool.js';
 import { planRender } from './render-plan.js';
 import type { SharedPreparedInputs } from './render-tasks.js';
@@ -18,14 +18,14 @@ const NO_INPUTS: SharedPreparedInputs = { base: undefined, referenceColours: [] 
  * PNG bytes. The pixel work runs in worker threads, never on the event loop. See
  * docs/local-engine.md.
  */
-export class LocalEngine implements Engine {
+export class LocalEngine implements Engine<PngImage> {
   private readonly pool: RenderPool;
 
   constructor(options: LocalEngineOptions = {}) {
     this.pool = new RenderPool(options.workers ?? defaultWorkerCount());
   }
 
-  async generate(job: EngineJob): Promise<EngineOutput> {
+  async generate(job: EngineJob): Promise<EngineOutput<PngImage>> {
     const { signal } = job;
     signal.throwIfAborted();
     const plan = planRender(job);
@@ -45,7 +45,7 @@ export class LocalEngine implements Engine {
 
     // One image at a time: concurrent jobs interleave in the pool's queue, so a request for
     // four images does not hold every worker while a request for one waits.
-    const images: EngineImage[] = [];
+    const images: PngImage[] = [];
     for (let index = 0; index < plan.imageCount; index++) {
       const recipe = {
         width,
