@@ -11,7 +11,7 @@ import type { RateLimiter } from '../src/admission/rate-limiter.js';
 import { RedisRateLimiter } from '../src/admission/redis-rate-limiter.js';
 import type { Principal } from '../src/domain/principal.js';
 import { loadConfig } from '../src/config/load-config.js';
-import { UsageDraft } from '../src/ledger/usage-draft.js';
+import { RequestAccount } from '../src/ledger/request-account.js';
 import { type Database, type DatabaseTarget, openDatabase } from '../src/store/database.js';
 import { SqlTokenStore } from '../src/store/token-store.js';
 import { SqlUsageStore } from '../src/store/usage-store.js';
@@ -113,8 +113,7 @@ async function admitAndSettle(admission: AdmissionServices, principal: Principal
     principal,
     request: REQUEST,
     maxImages: 2,
-    requestId,
-    usage: new UsageDraft(requestId, Date.now()),
+    account: new RequestAccount(requestId, Date.now()),
   });
   await ticket.settle({ imagesProduced: 2, width: 2048, height: 2048 });
 }
@@ -147,7 +146,7 @@ async function benchBackend(backend: Backend): Promise<BenchRow[]> {
 
     const store = new SqlUsageStore(backend.database.db);
     const rows = Array.from({ length: 10_000 }, () => {
-      const draft = new UsageDraft(randomUUID(), Date.now());
+      const draft = new RequestAccount(randomUUID(), Date.now());
       draft.describe(REQUEST, 2);
       return draft.toRow(
         { tokenId: limited.tokenId, account: 'bench' },

@@ -1,15 +1,14 @@
 import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
-import type { UsageDraft } from '../ledger/usage-draft.js';
+import type { RequestAccount } from '../ledger/request-account.js';
 
 export interface AdmissionRequest {
   principal: Principal;
   request: GenerationRequest;
   /** The most images this request can produce: what must be reserved against the quota. */
   maxImages: number;
-  requestId: string;
-  /** The request's ledger row in the making; settlement writes it together with the billing. */
-  usage?: UsageDraft | undefined;
+  /** The request's accounting; settlement writes its ledger row together with the billing. */
+  account: RequestAccount;
 }
 
 export interface Settlement {

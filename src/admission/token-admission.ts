@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../domain/principal.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { costOf, type ImagePrices } from '../ledger/prices.js';
-import { UsageDraft } from '../ledger/usage-draft.js';
+import type { RequestAccount } from '../ledger/request-account.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type { ReservationRequest } from '../store/quota-store.js';
 import type {
@@ -72,25 +72,23 @@ export class TokenAdmission implements Admission {
   }
 
   async admit(admission: AdmissionRequest): Promise<AdmissionTicket> {
-    const { principal, request } = admission;
-    const usage = admission.usage ?? new UsageDraft(admission.requestId, this.options.now());
-    usage.describe(request, admission.maxImages);
+    const { principal, request, account } = admission;
     const tokenId = principal.tokenId;
-    if (tokenId === undefined) return this.ticket(principal, usage, undefined, undefined);
+    if (tokenId === undefined) return this.ticket(principal, account, undefined, undefined);
     const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
     if (limits.allowedModels !== undefined && !limits.allowedModels.includes(request.model))
       throw new GatewayError('InvalidApiKey', `this token may not use model ${request.model}`);
 
     const slot = await this.takeSlot(tokenId, limits);
     try {
-      await this.countRequest(tokenId, limits, usage);
+      await this.countRequest(tokenId, limits, account);
       const reservationId = await this.reserve(
         tokenId,
         limits,
         admission.maxImages,
-        abandonedRow(usage, principal),
+        abandonedRow(account, principal),
       );
-      return this.ticket(principal, usage, slot, reservationId);
+      return this.ticket(principal, account, slot, reservationId);
     } catch (error) {
       if (slot !== undefined) await this.releaseSlot(slot);
       throw error;
@@ -132,7 +130,7 @@ export class TokenAdmission implements Admission {
     return hold;
   }
 
-  private async countRequest(tokenId: string, limits: TokenLimits, usage: UsageDraft) {
+  private async countRequest(tokenId: string, limits: TokenLimits, account: RequestAccount) {
     if (limits.requestsPerMinute === undefined) return;
     let decision;
     try {
@@ -152,7 +150,7 @@ export class TokenAdmission implements Admission {
         headers,
       );
     }
-    Object.assign(usage.responseHeaders, headers);
+    Object.assign(account.responseHeaders, headers);
   }
 
   private async reserve(
@@ -185,32 +183,32 @@ export class TokenAdmission implements Admission {
   /** Exactly one of settle or release takes effect; a failed settle leaves release to free it all. */
   private ticket(
     principal: Principal,
-    usage: UsageDraft,
+    account: RequestAccount,
     slot: SlotHold | undefined,
     reservationId: string | undefined,
   ): AdmissionTicket {
     const admittedAt = this.options.now();
     let ended = false;
     const note = (details: FailureDetails) => {
-      if (details.channel !== undefined) usage.channel = details.channel;
-      usage.upstreamMs = details.upstreamMs ?? this.options.now() - admittedAt;
+      if (details.channel !== undefined) account.channel = details.channel;
+      account.upstreamMs = details.upstreamMs ?? this.options.now() - admittedAt;
     };
     return {
       settle: async (settlement: Settlement) => {
         if (ended) return;
-        usage.imagesProduced = settlement.imagesProduced;
-        usage.outputSize = `${settlement.width}*${settlement.height}`;
+        account.imagesProduced = settlement.imagesProduced;
+        account.outputSize = `${settlement.width}*${settlement.height}`;
         note(settlement);
-        await this.settleHeld(principal, usage, reservationId);
+        await this.settleHeld(principal, account, reservationId);
         ended = true;
-        usage.recorded = true;
+        account.recorded = true;
         if (slot !== undefined) await this.releaseSlot(slot);
       },
       release: async (_error: unknown, details: FailureDetails = {}) => {
         if (ended) return;
         ended = true;
-        usage.imagesProduced = 0;
-        usage.outputSize = undefined;
+        account.imagesProduced = 0;
+        account.outputSize = undefined;
         note(details);
         await Promise.all([
           this.releaseReservation(principal, reservationId),
@@ -223,12 +221,12 @@ export class TokenAdmission implements Admission {
   /** Bills and records in one transaction: a billed request always has its ledger row. */
   private async settleHeld(
     principal: Principal,
-    usage: UsageDraft,
+    account: RequestAccount,
     reservationId: string | undefined,
   ): Promise<void> {
-    const row = usage.toRow(principal, {
+    const row = account.toRow(principal, {
       status: 200,
-      costMicros: costOf(this.options.prices, usage.model, usage.imagesProduced),
+      costMicros: costOf(this.options.prices, account.model, account.imagesProduced),
       endedAt: this.options.now(),
     });
     await this.options.quota.settle(reservationId, principal.tokenId, row);
@@ -277,12 +275,12 @@ export class TokenAdmission implements Admission {
 export const ABANDONED_STATUS = 0;
 
 /** The row a reclaimed reservation leaves: nothing produced, nothing billed, no answer sent. */
-function abandonedRow(usage: UsageDraft, principal: Principal): UsageRow {
+function abandonedRow(account: RequestAccount, principal: Principal): UsageRow {
   return {
-    ...usage.toRow(principal, {
+    ...account.toRow(principal, {
       status: ABANDONED_STATUS,
       costMicros: 0,
-      endedAt: usage.receivedAt,
+      endedAt: account.receivedAt,
     }),
     errorCode: 'Abandoned',
   };

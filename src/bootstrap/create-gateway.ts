@@ -70,12 +70,10 @@ export async function createGateway(
     version: VERSION,
     images: { blobs: storage.blobs, urls: storage.urls },
     channels,
-    billing: {
-      ledger: admission.ledger,
-      idempotency: admission.idempotency,
-      usage: admission.usage,
-      now,
-    },
+    ledger: admission.ledger,
+    idempotency: admission.idempotency,
+    usage: admission.usage,
+    now,
   });
   log.target = app.log;
   const server = app;

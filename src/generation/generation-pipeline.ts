@@ -34,6 +34,8 @@ export class GenerationPipeline implements GenerationService {
     request: GenerationRequest,
     context: GenerationContext,
   ): Promise<GenerationResult> {
+    const maxImages = maxImagesOf(request);
+    context.account.describe(request, maxImages);
     const inputs = await this.stages.inputs.load(request.images, context.signal);
     checkBoxesInsideImages(request, inputs);
     const output = outputSize(request, inputs);
@@ -42,9 +44,8 @@ export class GenerationPipeline implements GenerationService {
     const ticket = await this.stages.admission.admit({
       principal: context.principal,
       request,
-      maxImages: maxImagesOf(request),
-      requestId: context.requestId,
-      usage: context.usage,
+      maxImages,
+      account: context.account,
     });
     try {
       const produced = await this.stages.engine.generate({

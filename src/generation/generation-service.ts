@@ -1,14 +1,14 @@
 import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
-import type { UsageDraft } from '../ledger/usage-draft.js';
+import type { RequestAccount } from '../ledger/request-account.js';
 
 export interface GenerationContext {
   requestId: string;
   principal: Principal;
   /** Aborted when the caller goes away; engines stop their work when it fires. */
   signal: AbortSignal;
-  /** The request's usage-ledger row in the making, passed on to admission. */
-  usage?: UsageDraft | undefined;
+  /** The request's accounting: described here, settled by admission, recorded by its opener. */
+  account: RequestAccount;
 }
 
 export interface GenerationResult {

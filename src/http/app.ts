@@ -5,17 +5,19 @@ import type { GenerationService } from '../generation/generation-service.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { UsageReader } from '../ledger/usage-query.js';
-import type { UsageRow } from '../domain/usage-row.js';
-import { registerAdmissionHooks } from './admission-hooks.js';
+import type { LedgerWriter } from '../ledger/ledger-writer.js';
+import { registerAccountedScope } from './accounted-scope.js';
 import {
   type ChannelStatusSource,
   registerAdminChannelsRoute,
 } from './routes/admin-channels-route.js';
 import { handleError, sendError } from './error-reply.js';
-import { generationPaths } from '../domain/api-paths.js';
 import { requestIdFor } from './request-id.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import { registerGenerationRoute } from './routes/generation-route.js';
+import {
+  registerGenerationMethodGuard,
+  registerGenerationRoute,
+} from './routes/generation-route.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';
@@ -24,22 +26,19 @@ export interface AppDependencies {
   config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'>;
   authenticator: Authenticator;
   generation: GenerationService;
+  /** Where the ledger rows of requests that billed nothing go. */
+  ledger: LedgerWriter;
   checkReady: () => Promise<void>;
   version: string;
+  now?: () => number;
+  /** Idempotency-Key handling of the generation routes; absent in tests of the bare HTTP layer. */
+  idempotency?: IdempotencyKeys;
+  /** The usage ledger's reader, for GET /admin/usage. */
+  usage?: UsageReader;
   /** Serves stored images behind their signed URLs; absent in tests of the bare HTTP layer. */
   images?: ImageRouteOptions;
   /** The running channel set, shown at GET /admin/channels. */
   channels?: ChannelStatusSource;
-  /**
-   * The usage ledger and Idempotency-Key handling of the generation route, and GET /admin/usage.
-   * createGateway always gives it; only tests of the bare HTTP layer leave it out.
-   */
-  billing?: {
-    ledger: { record(row: UsageRow): void };
-    idempotency: IdempotencyKeys;
-    usage: UsageReader;
-    now: () => number;
-  };
 }
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
@@ -85,24 +84,26 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   );
   registerHealthRoutes(app, deps.checkReady);
   if (deps.images !== undefined) registerImageRoutes(app, deps.images);
-  if (deps.billing !== undefined) {
-    registerAdmissionHooks(app, {
-      generationUrls: generationPaths(deps.config.routePrefix),
-      ...deps.billing,
-    });
-    registerUsageRoute(app, {
-      authenticator: deps.authenticator,
-      usage: deps.billing.usage,
-      now: deps.billing.now,
-    });
-  }
+  const now = deps.now ?? Date.now;
+  if (deps.usage !== undefined)
+    registerUsageRoute(app, { authenticator: deps.authenticator, usage: deps.usage, now });
   if (deps.channels !== undefined)
     registerAdminChannelsRoute(app, { authenticator: deps.authenticator, channels: deps.channels });
-  registerGenerationRoute(app, {
-    routePrefix: deps.config.routePrefix,
-    maxBodyBytes: deps.config.maxBodyBytes,
-    authenticator: deps.authenticator,
-    generation: deps.generation,
-  });
+  registerAccountedScope(
+    app,
+    {
+      authenticator: deps.authenticator,
+      ledger: deps.ledger,
+      idempotency: deps.idempotency,
+      now,
+    },
+    (scope) =>
+      registerGenerationRoute(scope, {
+        routePrefix: deps.config.routePrefix,
+        maxBodyBytes: deps.config.maxBodyBytes,
+        generation: deps.generation,
+      }),
+  );
+  registerGenerationMethodGuard(app, deps.config.routePrefix);
   return app;
 }

@@ -40,23 +40,25 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
     .send(errorBody(error, reply.request.id));
 }
 
+/** The error table's entry for anything a handler or hook threw; unexpected errors are logged. */
+export function gatewayErrorOf(error: unknown, request: FastifyRequest): GatewayError {
+  const known = error instanceof GatewayError ? error : fromFastifyError(error as FastifyError);
+  if (known !== undefined) {
+    if (known.status >= 500)
+      request.log.warn({ code: known.code, message: known.message }, 'request failed');
+    return known;
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return new GatewayError(
+    'InternalError',
+    'an internal error occurred; quote the request_id when reporting it',
+  );
+}
+
 export function handleError(
   error: unknown,
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
-  const known = error instanceof GatewayError ? error : fromFastifyError(error as FastifyError);
-  if (known !== undefined) {
-    if (known.status >= 500)
-      request.log.warn({ code: known.code, message: known.message }, 'request failed');
-    return sendError(reply, known);
-  }
-  request.log.error({ err: error }, 'unexpected error');
-  return sendError(
-    reply,
-    new GatewayError(
-      'InternalError',
-      'an internal error occurred; quote the request_id when reporting it',
-    ),
-  );
+  return sendError(reply, gatewayErrorOf(error, request));
 }

@@ -7,7 +7,7 @@ import { type AdmissionServices, openAdmission } from '../../src/bootstrap/open-
 import type { Principal } from '../../src/domain/principal.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { GatewayError } from '../../src/errors/gateway-error.js';
-import { UsageDraft } from '../../src/ledger/usage-draft.js';
+import { RequestAccount } from '../../src/ledger/request-account.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import type { Database } from '../../src/store/database.js';
 import { SqlQuotaStore } from '../../src/store/quota-store.js';
@@ -18,7 +18,7 @@ import { modelABody } from '../helpers/requests.js';
 import { BACKENDS, insertToken, openNodes } from './backends.js';
 
 function ledgerRow(tokenId: string, imagesProduced: number): UsageRow {
-  const draft = new UsageDraft(randomUUID(), Date.now());
+  const draft = new RequestAccount(randomUUID(), Date.now());
   draft.imagesProduced = imagesProduced;
   return draft.toRow(
     { tokenId, account: 'acme' },
@@ -181,7 +181,12 @@ for (const [backend, targetFor] of BACKENDS) {
       const principal: Principal = { tokenId, account: 'acme', admin: false, issuer: 'gateway' };
       const request = validateRequest(modelABody({ n: 4 }));
       const admitOn = (admission: AdmissionServices) =>
-        admission.admission.admit({ principal, request, maxImages: 4, requestId: randomUUID() });
+        admission.admission.admit({
+          principal,
+          request,
+          maxImages: 4,
+          account: new RequestAccount(randomUUID(), Date.now()),
+        });
       const isQuotaRefusal = (error: GatewayError) => error.code === 'Throttling.AllocationQuota';
 
       const dying = await node();
@@ -220,7 +225,7 @@ for (const [backend, targetFor] of BACKENDS) {
         principal,
         request: validateRequest(modelABody({ n: 2 })),
         maxImages: 2,
-        requestId: randomUUID(),
+        account: new RequestAccount(randomUUID(), Date.now()),
       });
       for (let beat = 0; beat < 5; beat++) {
         now += 1000;

@@ -1,3 +1,4 @@
+import { RequestAccount } from '../../src/ledger/request-account.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
@@ -176,7 +177,7 @@ describe('an unreachable rate limiter', () => {
         principal,
         request,
         maxImages: 1,
-        requestId: `r${i}`,
+        account: new RequestAccount(`r${i}`, Date.now()),
       });
       await ticket.release(new Error('done'));
     }

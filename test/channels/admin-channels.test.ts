@@ -50,6 +50,7 @@ describe('GET /admin/channels', () => {
         generate: async () =>
           Promise.reject(new GatewayError('NoAvailableChannel', 'not in this test')),
       },
+      ledger: { record: () => undefined },
       checkReady: async () => undefined,
       version: 'test',
       channels: router,

@@ -1,3 +1,4 @@
+import { RequestAccount } from '../../src/ledger/request-account.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Admission, FailureDetails, Settlement } from '../../src/admission/admission.js';
@@ -51,6 +52,7 @@ describe('billing what the upstream produced', () => {
       requestId: 'billing-1',
       principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
       signal: new AbortController().signal,
+      account: new RequestAccount('billing-1', Date.now()),
     });
     assert.deepEqual(reserved, [12]);
     assert.equal(settlements.length, 1);
@@ -92,6 +94,7 @@ describe('billing what the upstream produced', () => {
         requestId: 'billing-2',
         principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
         signal: new AbortController().signal,
+        account: new RequestAccount('billing-2', Date.now()),
       }),
       { code: 'UpstreamError' },
     );

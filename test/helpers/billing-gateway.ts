@@ -106,12 +106,10 @@ export async function startBillingGateway(
     generation,
     checkReady: () => services.database.ping(),
     version: 'test',
-    billing: {
-      ledger: admission.ledger,
-      idempotency: admission.idempotency,
-      usage: admission.usage,
-      now,
-    },
+    ledger: admission.ledger,
+    idempotency: admission.idempotency,
+    usage: admission.usage,
+    now,
   });
   return {
     app,

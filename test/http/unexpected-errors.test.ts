@@ -22,6 +22,7 @@ describe('failures inside the gateway', () => {
         throw new Error('database password is hunter2 at /srv/secret/path');
       },
     },
+    ledger: { record: () => undefined },
     checkReady: async () => undefined,
     version: 'test',
   });

@@ -1,47 +1,33 @@
 import type { FastifyInstance } from 'fastify';
-import type { Authenticator } from '../../auth/authenticator.js';
-import type { Principal } from '../../domain/principal.js';
+import { generationPaths } from '../../domain/api-paths.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { maxImagesOf } from '../../domain/generation-request.js';
 import type { GenerationService } from '../../generation/generation-service.js';
 import { shapeResponse } from '../../generation/response-shape.js';
 import { validateRequest } from '../../validate/validate-request.js';
-import { generationPaths } from '../../domain/api-paths.js';
+import { principalOf } from '../authentication-hook.js';
+import { accountOf } from '../ledger-hooks.js';
 
 export interface GenerationRouteOptions {
   routePrefix: string;
   maxBodyBytes: number;
-  authenticator: Authenticator;
   generation: GenerationService;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal | undefined;
-  }
 }
 
 const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
+/** The DashScope synchronous endpoint; `scope` is an accounted scope (authenticated, billed). */
 export function registerGenerationRoute(
-  app: FastifyInstance,
+  scope: FastifyInstance,
   options: GenerationRouteOptions,
 ): void {
-  app.decorateRequest('principal', undefined);
   for (const url of generationPaths(options.routePrefix)) {
-    app.route({
+    scope.route({
       method: 'POST',
       url,
       bodyLimit: options.maxBodyBytes,
-      // Runs before the body is read: an unauthenticated caller never costs us its upload.
-      onRequest: async (request) => {
-        request.principal = await options.authenticator.verifyAuthorization(
-          request.headers.authorization,
-        );
-      },
       handler: async (request, reply) => {
+        const account = accountOf(request);
         const generationRequest = validateRequest(request.body);
-        request.usage?.describe(generationRequest, maxImagesOf(generationRequest));
         if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
         const abort = new AbortController();
         // The response's close, not the request's: the request closes as soon as its body is read.
@@ -52,9 +38,9 @@ export function registerGenerationRoute(
         try {
           const result = await options.generation.generate(generationRequest, {
             requestId: request.id,
-            principal: request.principal as Principal,
+            principal: principalOf(request),
             signal: abort.signal,
-            usage: request.usage,
+            account,
           });
           return shapeResponse(generationRequest, result, request.id);
         } finally {
@@ -62,6 +48,12 @@ export function registerGenerationRoute(
         }
       },
     });
+  }
+}
+
+/** The generation paths answer 405 to every other method, without authentication. */
+export function registerGenerationMethodGuard(app: FastifyInstance, routePrefix: string): void {
+  for (const url of generationPaths(routePrefix)) {
     app.route({
       method: [...OTHER_METHODS],
       url,

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { GenerationRequest } from '../domain/generation-request.js';
+import { isModelId } from '../domain/models.js';
 import type { UsageRow } from '../domain/usage-row.js';
+import type { GatewayError } from '../errors/gateway-error.js';
 
 /** Who made a request, as the ledger names them. */
 export interface UsageOwner {
@@ -16,11 +18,13 @@ export interface UsageOutcome {
 }
 
 /**
- * What one request has learned so far, for its ledger row. The HTTP layer opens it, validation
- * names the model, admission and settlement fill in the rest; the row is written exactly once,
- * with the settlement when images were billed, or when the response is sent otherwise.
+ * The accounting of one request: what it asked for, what it produced, how it ended, and whether
+ * its ledger row has been written. The HTTP layer opens one per request and passes it down;
+ * the pipeline describes it, admission settles it (writing the row with the billing), and the
+ * HTTP layer writes the row of every request that billed nothing once the answer is sent.
+ * The row is written exactly once.
  */
-export class UsageDraft {
+export class RequestAccount {
   model: string | undefined;
   mode: string | undefined;
   imagesRequested = 0;
@@ -28,7 +32,7 @@ export class UsageDraft {
   outputSize: string | undefined;
   channel: string | undefined;
   upstreamMs: number | undefined;
-  /** The error code answered, once a failure has been sent. */
+  /** The code of the error answered, when the request failed. */
   errorCode: string | undefined;
   replayed = false;
   /** True once the row is in the database or the write queue: nothing more is recorded. */
@@ -47,6 +51,16 @@ export class UsageDraft {
     this.model = request.model;
     this.mode = request.mode;
     this.imagesRequested = imagesRequested;
+  }
+
+  /** A request refused before validation named its model still names it when it is a real one. */
+  describeModelOf(body: unknown): void {
+    const model = (body as { model?: unknown } | null | undefined)?.model;
+    if (this.model === undefined && isModelId(model)) this.model = model;
+  }
+
+  failed(error: GatewayError): void {
+    this.errorCode = error.code;
   }
 
   toRow(owner: UsageOwner, outcome: UsageOutcome): UsageRow {

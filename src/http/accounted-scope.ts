@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
+import type { LedgerWriter } from '../ledger/ledger-writer.js';
+import { authenticateRequests } from './authentication-hook.js';
+import { gatewayErrorOf, sendError } from './error-reply.js';
+import { honourIdempotencyKeys } from './idempotency-hooks.js';
+import { recordUsage } from './ledger-hooks.js';
+
+export interface AccountedScopeOptions {
+  authenticator: Authenticator;
+  ledger: LedgerWriter;
+  /** Idempotency-Key handling; without it the header is not looked at. */
+  idempotency?: IdempotencyKeys | undefined;
+  now: () => number;
+}
+
+/**
+ * An encapsulated scope for routes that generate images, whatever their protocol: requests are
+ * authenticated before their body is read, accounted in the usage ledger (one row each), and may
+ * carry an Idempotency-Key. A failure's code reaches the ledger from the GatewayError itself.
+ * Every front door registers its routes through this, so none of them re-implements billing.
+ */
+export function registerAccountedScope(
+  app: FastifyInstance,
+  options: AccountedScopeOptions,
+  registerRoutes: (scope: FastifyInstance) => void,
+): void {
+  void app.register(async (scope) => {
+    authenticateRequests(scope, options.authenticator);
+    recordUsage(scope, options);
+    if (options.idempotency !== undefined) honourIdempotencyKeys(scope, options.idempotency);
+    scope.setErrorHandler((error, request, reply) => {
+      const known = gatewayErrorOf(error, request);
+      request.account?.failed(known);
+      return sendError(reply, known);
+    });
+    registerRoutes(scope);
+  });
+}
