@@ -13,7 +13,7 @@ export interface ChannelCapabilities {
   sizes: 'exact' | 'closest';
 }
 
-/** The spec's limits: model A takes up to 9 input images, model B up to 3. */
+/** The API's limits (docs/api.md §2.4): model A takes up to 9 input images, model B up to 3. */
 const FULL: ChannelCapabilities = {
   bboxEditing: true,
   sequential: true,

@@ -62,7 +62,7 @@ export interface LocalChannelConfig extends ChannelCommon {
 
 export type ChannelConfig = DashScopeChannelConfig | OpenAiChannelConfig | LocalChannelConfig;
 
-/** DESIGN.md §1: the upstream names of our two models at DashScope. */
+/** The upstream names of our two models at DashScope (docs/channels.md). */
 export const DEFAULT_DASHSCOPE_MODELS: Readonly<Record<ModelId, string>> = {
   [MODEL_A]: 'wan2.7-image-pro',
   [MODEL_B]: 'qwen-image-2.0-pro',

@@ -8,7 +8,7 @@ const MODEL_B_DEFAULT_SIDE = 2048;
 const SIZE_STEP = 8;
 
 /**
- * The output size the size rules give (spec 2.4.1, DESIGN.md §2): custom sizes exactly; presets
+ * The output size the size rules give (docs/api.md §5.5): custom sizes exactly; presets
  * and model B's edit default at about their pixel total, square without input images and in the
  * last input image's aspect ratio with them.
  */

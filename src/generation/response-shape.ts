@@ -31,7 +31,7 @@ export interface ModelBResponse {
   request_id: string;
 }
 
-/** The success body of spec 2.6, in the shape of the request's model. */
+/** The success body of docs/api.md §5, in the shape of the request's model. */
 export function shapeResponse(
   request: GenerationRequest,
   result: GenerationResult,

@@ -1,4 +1,4 @@
-/** The input image rules of spec 2.3 and 8. "20 MB" is read as 20 MiB, 20 * 1024 * 1024 bytes. */
+/** The input image rules of docs/api.md §2.6. "20 MB" is read as 20 MiB, 20 * 1024 * 1024 bytes. */
 export const MIN_SIDE_PIXELS = 240;
 export const MAX_SIDE_PIXELS = 8000;
 /** Longest side over shortest side, at most 8 (aspect ratio 1:8 to 8:1). */

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Spec section 2.6 and 8: a generated image's URL is valid for 24 hours. */
+/** docs/api.md §5.3: a generated image's URL is valid for 24 hours. */
 export const IMAGE_URL_VALIDITY_SECONDS = 24 * 60 * 60;
 
 /** 144 random bits: a whole number of base64url characters (24), so every id has one spelling. */

@@ -1,5 +1,5 @@
-// Every input-image rule with an accepted and a rejected case, each through both forms of spec
-// 2.3: a data URL and an http URL served by a server on 127.0.0.1.
+// Every input-image rule with an accepted and a rejected case, each through both forms of
+// docs/api.md §2.6: a data URL and an http URL served by a server on 127.0.0.1.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InputImage } from '../../src/domain/generation-request.js';

@@ -12,8 +12,8 @@ import {
   withImages,
 } from './validation-table.js';
 
-// Spec 2.3 and 8: model A takes 0-9 images, model B 0-3 (DESIGN.md §2: 0 is text-to-image,
-// 1-3 edit). The form of an image reference (DESIGN.md §2 Images, error table): an http(s) URL or
+// docs/api.md §2.4: model A takes 0-9 images, model B 0-3 (0 is text-to-image,
+// 1-3 edit). The form of an image reference (docs/api.md §2.6): an http(s) URL or
 // data:<image/...>;base64,<data>; a bad URL is InvalidURL, a bad data URL is InvalidImage.
 // Checks on the bytes themselves belong to the inputs stage, not here.
 

@@ -8,7 +8,7 @@ import {
   withImages,
 } from './validation-table.js';
 
-// Spec 2.4 color_palette, 4.1 rule 3 and 8: 3-10 entries of {hex "#RRGGBB", ratio "NN.NN%"}, both
+// docs/api.md §3.5 color_palette: 3-10 entries of {hex "#RRGGBB", ratio "NN.NN%"}, both
 // required, ratios summing to exactly 100.00% (computed in hundredths, never in floating point),
 // and only when enable_sequential is false.
 

@@ -9,8 +9,8 @@ import {
   withImages,
 } from './validation-table.js';
 
-// Spec 2.4 (bbox_list, enable_sequential, n, thinking_mode, watermark, seed), 4.1 rule 4 and 8;
-// DESIGN.md §2 (strict types, model-foreign fields, bbox_list needs images). The box-inside-image
+// docs/api.md §3 (bbox_list, enable_sequential, n, thinking_mode, watermark, seed), §3.4 and §8;
+// §2.2 and §3.6 (strict types, model-foreign fields, bbox_list needs images). The box-inside-image
 // check needs image dimensions and belongs to the inputs stage. Sizes and palettes have files of
 // their own.
 
@@ -143,7 +143,7 @@ const accepted: AcceptedCase[] = [
     body: '{"model":"gen-2.7-image-pro","input":{"messages":[{"role":"user","content":[{"text":"x"}]}]},"parameters":{"n":2.0}}',
     expect: { parameters: { n: 2 } },
   },
-  // thinking_mode and its effective value (spec 4.1 rule 4)
+  // thinking_mode and its effective value (docs/api.md §3.4)
   {
     name: 'thinking_mode absent for text-to-image: in effect (default true)',
     body: modelABody(),

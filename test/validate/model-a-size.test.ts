@@ -8,7 +8,7 @@ import {
   withImages,
 } from './validation-table.js';
 
-// Spec 2.4.1 and DESIGN.md §2 "Model A sizes". Text-to-image means no input image and
+// docs/api.md §3.2, model A sizes. Text-to-image means no input image and
 // enable_sequential false: presets 1K/2K/4K and custom totals in [768², 4096²]. Every other case
 // (input images, or sequential): presets 1K/2K and custom totals in [768², 2048²]. Custom form
 // ^[1-9][0-9]*\*[1-9][0-9]*$, aspect ratio within 1:8..8:1 in every case.

@@ -9,7 +9,7 @@ import {
   withImages,
 } from './validation-table.js';
 
-// Spec 2.5 and DESIGN.md §2 "Model B": n 1-6 default 1; negative_prompt a string of at most 500
+// docs/api.md §4, model B: n 1-6 default 1; negative_prompt a string of at most 500
 // code points, truncated beyond, a single space accepted; prompt_extend boolean default true;
 // watermark boolean default false; size W*H with total pixels in [512², 2048²] and aspect ratio
 // within 1:8..8:1, no preset, default decided later; seed integer in [0, 2147483647].
@@ -39,7 +39,7 @@ const accepted: AcceptedCase[] = [
     expect: { parameters: { negativePrompt: undefined } },
   },
   {
-    name: 'negative_prompt of a single space (spec 2.5)',
+    name: 'negative_prompt of a single space (docs/api.md §4.3)',
     body: modelBBody({ negative_prompt: ' ' }),
     expect: { parameters: { negativePrompt: ' ' } },
   },

@@ -13,7 +13,7 @@ import {
   rejectedOverHttp,
 } from './validation-table.js';
 
-// Spec 2.3 and 8: a prompt of at most 5000 characters, excess truncated. DESIGN.md §2: counted in
+// docs/api.md §2.5: a prompt of at most 5000 characters, excess truncated, counted in
 // Unicode code points, a surrogate pair never split, response header X-Prompt-Truncated: true.
 
 const LIMIT = 5000;

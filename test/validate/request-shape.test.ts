@@ -14,7 +14,7 @@ import {
   rejectedOverHttp,
 } from './validation-table.js';
 
-// Spec 2.1-2.3, 4.1 rules 1-2, 8 (one message) and DESIGN.md §2 (content, unknown fields, null).
+// docs/api.md §2.1-2.4 and §8 (one message; content, unknown fields, null).
 
 const PROMPT = { text: 'a red fox in snow' };
 const MESSAGE = { role: 'user', content: [PROMPT] };
