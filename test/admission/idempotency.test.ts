@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { EngineJob, EngineOutput } from '../../src/engine/engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { fingerprintOf } from '../../src/idempotency/fingerprint.js';
 import { type IdempotencyRecord, SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
 import {
   type BillingGateway,
   type BillingGatewayOptions,
-  type FakeEngine,
   gate,
   startBillingGateway,
 } from '../helpers/billing-gateway.js';
 import { postgresTarget } from '../helpers/postgres.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { engineStarted } from './engine-started.js';
 
 async function open(t: TestContext, options: BillingGatewayOptions = {}) {
   const gateway = await startBillingGateway(options);
@@ -57,17 +56,6 @@ async function withMockedTimeouts<T>(t: TestContext, steps: () => Promise<T>): P
   } finally {
     t.mock.timers.reset();
   }
-}
-
-/** Resolves once the engine has started a job: its request then holds its Idempotency-Key. */
-function engineStarted(t: TestContext, engine: FakeEngine): Promise<void> {
-  const started = gate();
-  const generate = engine.generate.bind(engine);
-  t.mock.method(engine, 'generate', (job: EngineJob): Promise<EngineOutput> => {
-    started.open();
-    return generate(job);
-  });
-  return started.promise;
 }
 
 /**
