@@ -1,3 +1,8 @@
 import { runCli } from './main.js';
 
-process.exitCode = await runCli(process.argv.slice(2));
+process.exitCode = await runCli({
+  args: process.argv.slice(2),
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+});

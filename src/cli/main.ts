@@ -11,14 +11,25 @@ ${TOKEN_USAGE}
 ${USAGE_USAGE}
 Start the server with: npm start`;
 
+/** Where the CLI writes; process.stdout and process.stderr fit. */
+export interface TextStream {
+  write(text: string): unknown;
+}
+
+/** Everything one CLI run reads from and writes to: the process's, or a test's. */
+export interface CliContext {
+  /** The arguments after the program name, e.g. `['token', 'list']`. */
+  args: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  stdout: TextStream;
+  stderr: TextStream;
+}
+
 /** Runs one CLI command; returns the exit code. */
-export async function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
+export async function runCli({ args, env, stdout, stderr }: CliContext): Promise<number> {
   const [command, ...rest] = args;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-    process.stdout.write(`${USAGE}\n`);
+    stdout.write(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
   }
   try {
@@ -26,7 +37,7 @@ export async function runCli(
       throw new UsageError(`unknown command "${command}"`, USAGE);
     const services = await openServices(loadConfig(env));
     try {
-      const output = { out: (text: string) => process.stdout.write(text) };
+      const output = { out: (text: string) => stdout.write(text) };
       if (command === 'usage') await runUsageCommand(rest, services, output);
       else await runTokenCommand(rest, services, output);
     } finally {
@@ -35,16 +46,16 @@ export async function runCli(
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(
+      stderr.write(
         `imagegate: ${error.message}\n${error.usage === undefined ? '' : `${error.usage}\n`}`,
       );
       return 2;
     }
     if (error instanceof ConfigError) {
-      process.stderr.write(`imagegate: ${error.message}\n`);
+      stderr.write(`imagegate: ${error.message}\n`);
       return 1;
     }
-    process.stderr.write(`imagegate: ${error instanceof Error ? error.message : String(error)}\n`);
+    stderr.write(`imagegate: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Log } from '../support/log.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
@@ -180,7 +179,7 @@ export class IdempotencyKeys {
 
   private async waitOrGiveUp(ms: number, signal: AbortSignal): Promise<void> {
     try {
-      await sleep(ms, undefined, { signal });
+      await pause(ms, signal);
     } catch {
       throw new GatewayError(
         'InvalidParameter',
@@ -188,4 +187,27 @@ export class IdempotencyKeys {
       );
     }
   }
+}
+
+/**
+ * Resolves after `ms`, or rejects once `signal` aborts. Built on the global timer functions rather
+ * than node:timers/promises because, under ESM on Node 20, only the globals are replaced by
+ * node:test's mock timers, which the tests of this polling move by hand.
+ */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const stopWaiting = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stopWaiting);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', stopWaiting, { once: true });
+  });
 }

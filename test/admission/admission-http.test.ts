@@ -7,6 +7,7 @@ import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { type BillingGateway, gate, startBillingGateway } from '../helpers/billing-gateway.js';
 import { GENERATION_URL, modelABody, modelBBody } from '../helpers/requests.js';
+import { engineStarted } from './engine-started.js';
 
 async function open(t: TestContext, env: Record<string, string> = {}) {
   const gateway = await startBillingGateway({ env });
@@ -70,8 +71,9 @@ describe('admission over HTTP', () => {
     const { authorization } = await gateway.token({ limits: { maxConcurrent: 1 } });
     const held = gate();
     gateway.engine.gate = held.promise;
+    const firstRunning = engineStarted(t, gateway.engine);
     const first = post(gateway, authorization, modelABody());
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await firstRunning;
     const second = await post(gateway, authorization, modelABody());
     assert.equal(second.statusCode, 429);
     assert.equal(second.json().code, 'Throttling.RateQuota');

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { fingerprintOf } from '../../src/idempotency/fingerprint.js';
-import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
+import { type IdempotencyRecord, SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
 import {
   type BillingGateway,
   type BillingGatewayOptions,
@@ -12,6 +11,7 @@ import {
 } from '../helpers/billing-gateway.js';
 import { postgresTarget } from '../helpers/postgres.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { engineStarted } from './engine-started.js';
 
 async function open(t: TestContext, options: BillingGatewayOptions = {}) {
   const gateway = await startBillingGateway(options);
@@ -35,6 +35,61 @@ function post(
     },
     payload,
   });
+}
+
+/** The longest pause a waiting repeat takes between two looks at its key. */
+const LONGEST_POLL_PAUSE_MS = 1_000;
+
+/** Lets pending promise callbacks run; setImmediate stays real under the mock timers. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Runs `steps` with setTimeout on a clock only the test moves, so a waiting repeat looks at its key
+ * again exactly when told. Real timers are back before teardown, whose closing relies on them.
+ */
+async function withMockedTimeouts<T>(t: TestContext, steps: () => Promise<T>): Promise<T> {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    return await steps();
+  } finally {
+    t.mock.timers.reset();
+  }
+}
+
+/**
+ * Counts the looks a repeat takes at its key while the first request with it is still running;
+ * `seen(n)` resolves at the n-th. Each look is followed by a pause on the (mocked) clock.
+ */
+function watchRepeatsWaiting(t: TestContext): { seen(looks: number): Promise<void> } {
+  const find = SqlIdempotencyStore.prototype.find;
+  let looks = 0;
+  const waiting: { looks: number; open(): void }[] = [];
+  t.mock.method(
+    SqlIdempotencyStore.prototype,
+    'find',
+    async function (
+      this: SqlIdempotencyStore,
+      scope: string,
+      key: string,
+    ): Promise<IdempotencyRecord | undefined> {
+      const record = await find.call(this, scope, key);
+      if (record !== undefined && record.response === undefined) {
+        looks++;
+        for (const waiter of waiting) if (waiter.looks <= looks) waiter.open();
+      }
+      return record;
+    },
+  );
+  return {
+    seen: (wanted) => {
+      const reached = gate();
+      if (looks >= wanted) reached.open();
+      else waiting.push({ looks: wanted, open: reached.open });
+      return reached.promise;
+    },
+  };
 }
 
 describe('Idempotency-Key', () => {
@@ -88,17 +143,27 @@ describe('Idempotency-Key', () => {
     const { authorization } = await gateway.token();
     const held = gate();
     gateway.engine.gate = held.promise;
-    const first = post(gateway, authorization, modelABody(), 'slow');
-    await sleep(30);
-    let repeatDone = false;
-    const repeat = post(gateway, authorization, modelABody(), 'slow').then((response) => {
-      repeatDone = true;
-      return response;
+    const firstRunning = engineStarted(t, gateway.engine);
+    const repeatWaiting = watchRepeatsWaiting(t);
+    const [firstResponse, repeatResponse] = await withMockedTimeouts(t, async () => {
+      const first = post(gateway, authorization, modelABody(), 'slow');
+      await firstRunning;
+      let repeatDone = false;
+      const repeat = post(gateway, authorization, modelABody(), 'slow').then((response) => {
+        repeatDone = true;
+        return response;
+      });
+      await repeatWaiting.seen(1);
+      await settle();
+      t.mock.timers.tick(LONGEST_POLL_PAUSE_MS);
+      await repeatWaiting.seen(2);
+      assert.equal(repeatDone, false, 'the repeat waits for the first');
+      held.open();
+      await first;
+      await settle();
+      t.mock.timers.tick(LONGEST_POLL_PAUSE_MS);
+      return Promise.all([first, repeat]);
     });
-    await sleep(150);
-    assert.equal(repeatDone, false, 'the repeat waits for the first');
-    held.open();
-    const [firstResponse, repeatResponse] = await Promise.all([first, repeat]);
     assert.equal(firstResponse.statusCode, 200);
     assert.equal(repeatResponse.body, firstResponse.body);
     assert.equal(gateway.engine.calls, 1);
@@ -153,12 +218,19 @@ describe('Idempotency-Key', () => {
     const { authorization } = await nodeA.token();
     const held = gate();
     nodeA.engine.gate = held.promise;
-    const first = post(nodeA, authorization, modelABody({ n: 3 }), 'cross-node');
-    await sleep(50);
-    const repeat = post(nodeB, authorization, modelABody({ n: 3 }), 'cross-node');
-    await sleep(200);
-    held.open();
-    const [firstResponse, repeatResponse] = await Promise.all([first, repeat]);
+    const firstRunning = engineStarted(t, nodeA.engine);
+    const repeatWaiting = watchRepeatsWaiting(t);
+    const [firstResponse, repeatResponse] = await withMockedTimeouts(t, async () => {
+      const first = post(nodeA, authorization, modelABody({ n: 3 }), 'cross-node');
+      await firstRunning;
+      const repeat = post(nodeB, authorization, modelABody({ n: 3 }), 'cross-node');
+      await repeatWaiting.seen(1);
+      held.open();
+      await first;
+      await settle();
+      t.mock.timers.tick(LONGEST_POLL_PAUSE_MS);
+      return Promise.all([first, repeat]);
+    });
     assert.equal(firstResponse.statusCode, 200);
     assert.equal(repeatResponse.body, firstResponse.body);
     assert.equal(nodeA.engine.calls + nodeB.engine.calls, 1);

@@ -1,7 +1,7 @@
 import { silentLog } from '../../src/support/log.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { describe, it, type MockTimers, type TestContext } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { BatchingLedger } from '../../src/ledger/batching-ledger.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
@@ -49,6 +49,30 @@ class RecordingSink {
 
 const quietLog = silentLog;
 
+/** Lets every pending promise callback run (setImmediate is left real by the mock timers). */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** The ledger's timers on a clock the test moves: intervals and close()'s retry pauses. */
+function mockTimers(t: TestContext): MockTimers {
+  t.mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
+  return t.mock.timers;
+}
+
+/** close(), moving the mocked clock past each retry pause it takes while the sink fails. */
+async function closeThroughRetries(ledger: BatchingLedger, timers: MockTimers): Promise<void> {
+  let closed = false;
+  const closing = ledger.close().finally(() => (closed = true));
+  await settle();
+  for (let pauses = 0; !closed; pauses++) {
+    if (pauses === 10) assert.fail('close() still pausing after 10 retries');
+    timers.runAll();
+    await settle();
+  }
+  await closing;
+}
+
 describe('the batching ledger', () => {
   it('writes in batches of the configured size, and what is left on flush', async () => {
     const sink = new RecordingSink();
@@ -66,7 +90,8 @@ describe('the batching ledger', () => {
     await ledger.close();
   });
 
-  it('keeps rows through failed writes and writes them all on close', async () => {
+  it('keeps rows through failed writes and writes them all on close', async (t) => {
+    const timers = mockTimers(t);
     const sink = new RecordingSink();
     const errors: object[] = [];
     const ledger = new BatchingLedger(
@@ -79,12 +104,13 @@ describe('the batching ledger', () => {
     sink.failuresLeft = 2;
     await assert.rejects(ledger.flush(), /database down/);
     assert.equal(ledger.pending, 5);
-    await ledger.close();
+    await closeThroughRetries(ledger, timers);
     assert.deepEqual(sink.batches.flat(), rows);
     assert.deepEqual(errors, []);
   });
 
-  it('logs, rather than silently drops, rows it cannot write by shutdown', async () => {
+  it('logs, rather than silently drops, rows it cannot write by shutdown', async (t) => {
+    const timers = mockTimers(t);
     const sink = new RecordingSink();
     const errors: { rows?: UsageRow[] }[] = [];
     const ledger = new BatchingLedger(
@@ -95,11 +121,12 @@ describe('the batching ledger', () => {
     const row = usageRow();
     ledger.record(row);
     sink.failuresLeft = 10;
-    await ledger.close();
+    await closeThroughRetries(ledger, timers);
     assert.deepEqual(errors[0]?.rows, [row]);
   });
 
-  it('writes on its interval without being asked', async () => {
+  it('writes on its interval without being asked', async (t) => {
+    const timers = mockTimers(t);
     const sink = new RecordingSink();
     const ledger = new BatchingLedger(
       sink,
@@ -107,7 +134,11 @@ describe('the batching ledger', () => {
       quietLog,
     );
     ledger.record(usageRow());
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    timers.tick(19);
+    await settle();
+    assert.equal(sink.batches.flat().length, 0, 'not before the interval');
+    timers.tick(1);
+    await settle();
     assert.equal(sink.batches.flat().length, 1);
     await ledger.close();
   });

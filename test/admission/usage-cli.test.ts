@@ -1,24 +1,16 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { openServices } from '../../src/bootstrap/open-services.js';
-import { runTokenCommand } from '../../src/cli/token-command.js';
-import { runUsageCommand } from '../../src/cli/usage-command.js';
-import { UsageError } from '../../src/cli/usage-error.js';
-import { loadConfig } from '../../src/config/load-config.js';
 import { openDatabase } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
+import { runInProcess } from '../cli/cli-runs.js';
 
-const run = promisify(execFile);
-const ENTRY = path.resolve('src/cli/entry.ts');
 const JAN_1 = Date.UTC(2025, 0, 1);
 const DAY = 86_400_000;
 
@@ -73,42 +65,11 @@ describe('imagegate usage and token limits on the command line', () => {
   });
   after(() => rm(dataDir, { recursive: true, force: true }));
 
-  /** The real binary: proves the wiring, at a second of start-up each, so used sparingly. */
-  async function spawned(...args: string[]) {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-        env: { ...process.env, IMAGEGATE_DATA_DIR: dataDir, IMAGEGATE_DATABASE_URL: '' },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
-  }
-
-  /** The same commands in this process, with exit codes as runCli gives them. */
-  async function cli(...args: string[]) {
-    const services = await openServices(
-      loadConfig({ IMAGEGATE_DATA_DIR: dataDir, IMAGEGATE_LOG_LEVEL: 'silent' }),
-    );
-    let stdout = '';
-    const output = { out: (text: string) => void (stdout += text) };
-    try {
-      const [command, ...rest] = args;
-      if (command === 'usage') await runUsageCommand(rest, services, output);
-      else await runTokenCommand(rest, services, output);
-      return { code: 0, stdout, stderr: '' };
-    } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      return { code: 2, stdout, stderr: error.message };
-    } finally {
-      await services.close();
-    }
-  }
+  const cli = (...args: string[]) => runInProcess({ IMAGEGATE_DATA_DIR: dataDir }, ...args);
 
   it('lists requests as CSV, filtered, and adds them up by day, model and token', async () => {
     const [all, byModel, byDay, oneToken, window, json, wrong] = await Promise.all([
-      spawned('usage', '--csv'),
+      cli('usage', '--csv'),
       cli('usage', '--group-by', 'model', '--csv'),
       cli('usage', '--group-by', 'day'),
       cli('usage', '--token', 'tok_b', '--csv'),
@@ -180,7 +141,7 @@ describe('imagegate usage and token limits on the command line', () => {
   });
 
   it('sets limits on token create, changes them with token update, and shows them in token list', async () => {
-    const created = await spawned(
+    const created = await cli(
       'token',
       'create',
       '--name',

@@ -229,7 +229,7 @@ describe('the DashScope adapter against a protocol-faithful fake', () => {
   it('cancels the upstream task when the caller goes away', async () => {
     fake.script({ kind: 'task', progression: ['PENDING'] });
     const caller = new AbortController();
-    setTimeout(() => caller.abort(new Error('caller disconnected')), 150);
+    void fake.nextPoll().then(() => caller.abort(new Error('caller disconnected')));
     const failure = failed(await run(adapter({ mode: 'async' }), undefined, { caller }));
     assert.deepEqual([failure.kind, failure.mayHaveBeenAccepted], ['caller-gone', true]);
     assert.equal(fake.cancels().length, 1);

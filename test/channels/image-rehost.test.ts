@@ -14,6 +14,8 @@ describe('re-hosting upstream images', () => {
   let png: Buffer;
   let jpeg: Buffer;
   const stored: Buffer[] = [];
+  /** Called once /stalled.png has sent its first bytes and stalled. */
+  let onStalled: () => void = () => undefined;
   const results: ResultStore = {
     async save(image) {
       assert.ok(!Buffer.isBuffer(image), 'streamed, not handed over whole');
@@ -35,8 +37,10 @@ describe('re-hosting upstream images', () => {
       if (request.path === '/a.png') response.end(png);
       else if (request.path === '/b.jpg') response.end(jpeg);
       else if (request.path === '/big.png') response.end(Buffer.concat([png, Buffer.alloc(4096)]));
-      else if (request.path === '/stalled.png') response.write(png.subarray(0, 10));
-      else {
+      else if (request.path === '/stalled.png') {
+        response.write(png.subarray(0, 10));
+        onStalled();
+      } else {
         response.writeHead(404);
         response.end();
       }
@@ -103,9 +107,10 @@ describe('re-hosting upstream images', () => {
     assert.match(await failure(rehost(['file:///etc/passwd'])), /not http\(s\)/);
   });
 
-  it("gives up with the caller's reason when the caller leaves", async () => {
+  it("gives up with the caller's reason when the caller leaves", async (t) => {
     const caller = new AbortController();
-    setTimeout(() => caller.abort(new Error('caller disconnected')), 100);
+    onStalled = () => caller.abort(new Error('caller disconnected'));
+    t.after(() => (onStalled = () => undefined));
     await assert.rejects(
       rehost([`${server.url}/stalled.png`], { signal: caller.signal }),
       /caller disconnected/,

@@ -298,7 +298,7 @@ describe('the channel router', () => {
     );
     primary.script({ kind: 'task', progression: ['PENDING'] });
     const caller = new AbortController();
-    setTimeout(() => caller.abort(new Error('caller disconnected')), 150);
+    void primary.nextPoll().then(() => caller.abort(new Error('caller disconnected')));
     const cancelsBefore = primary.cancels().length;
     await assert.rejects(
       engine.generate(jobFor(requestBody(MODEL_A), { signal: caller.signal })),

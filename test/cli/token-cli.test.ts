@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-
-const run = promisify(execFile);
-const ENTRY = path.resolve('src/cli/entry.ts');
+import { runInProcess, runSpawned } from './cli-runs.js';
 
 describe('imagegate token CLI', () => {
   let dataDir: string;
@@ -18,17 +14,7 @@ describe('imagegate token CLI', () => {
   });
   after(() => rm(dataDir, { recursive: true, force: true }));
 
-  async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-        env: { ...process.env, IMAGEGATE_DATA_DIR: dataDir, IMAGEGATE_DATABASE_URL: '' },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
-  }
+  const cli = (...args: string[]) => runInProcess({ IMAGEGATE_DATA_DIR: dataDir }, ...args);
 
   it('creates a token and prints only the token on stdout', async () => {
     const { code, stdout } = await cli(
@@ -95,23 +81,40 @@ describe('imagegate token CLI', () => {
   });
 
   it('reports every configuration problem at once and exits 1', async () => {
-    const { stderr, code } = await run(
-      process.execPath,
-      ['--import', 'tsx', ENTRY, 'token', 'list'],
+    const { stderr, code } = await runInProcess(
       {
-        env: {
-          ...process.env,
-          IMAGEGATE_DATA_DIR: dataDir,
-          IMAGEGATE_TOKEN_CACHE_MS: 'often',
-          IMAGEGATE_LOG_LEVEL: 'loud',
-        },
+        IMAGEGATE_DATA_DIR: dataDir,
+        IMAGEGATE_TOKEN_CACHE_MS: 'often',
+        IMAGEGATE_LOG_LEVEL: 'loud',
       },
-    ).then(
-      () => ({ stderr: '', code: 0 }),
-      (error: { stderr: string; code: number }) => error,
+      'token',
+      'list',
     );
     assert.equal(code, 1);
     assert.match(stderr, /IMAGEGATE_TOKEN_CACHE_MS must be an integer/);
     assert.match(stderr, /IMAGEGATE_LOG_LEVEL must be one of/);
+  });
+
+  it('runs as its own process: arguments and environment in, output and exit code out', async () => {
+    const [created, misconfigured] = await Promise.all([
+      runSpawned(
+        { ...process.env, IMAGEGATE_DATA_DIR: dataDir, IMAGEGATE_DATABASE_URL: '' },
+        'token',
+        'create',
+        '--name',
+        'spawned',
+      ),
+      runSpawned(
+        { ...process.env, IMAGEGATE_DATA_DIR: dataDir, IMAGEGATE_TOKEN_CACHE_MS: 'often' },
+        'token',
+        'list',
+      ),
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/, 'only the token on stdout');
+    assert.equal(decodeJwt(created.stdout.trim()).sub, 'default');
+    assert.equal(misconfigured.code, 1);
+    assert.equal(misconfigured.stdout, '');
+    assert.match(misconfigured.stderr, /IMAGEGATE_TOKEN_CACHE_MS must be an integer/);
   });
 });

@@ -385,10 +385,10 @@ describe('fetching image URLs', () => {
     });
 
     it('aborts the fetches when the request is cancelled, with the request signal reason', async () => {
-      const hanging = server.serve('/hang', () => undefined);
       const controller = new AbortController();
       const reason = new Error('client went away');
-      setTimeout(() => controller.abort(reason), 50);
+      // The caller leaves once the fetch has reached the server, which never answers it.
+      const hanging = server.serve('/hang', () => controller.abort(reason));
       await assert.rejects(loader.load([urlImage(hanging, 1)], controller.signal), (error) => {
         assert.equal(error, reason);
         assert.ok(!(error instanceof GatewayError));

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,8 +29,8 @@ describe('DiskBlobStore on its own', () => {
   it('writes atomically: while a stream is still arriving, readers see no object', async () => {
     const source = new PassThrough();
     const writing = store.put('atomic/slow.png', source);
-    source.write(Buffer.alloc(64 * 1024, 1));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Drained: the store has taken the first half and is writing it.
+    if (!source.write(Buffer.alloc(64 * 1024, 1))) await once(source, 'drain');
     assert.equal(await store.head('atomic/slow.png'), undefined);
     assert.equal(await store.get('atomic/slow.png'), undefined);
     source.end(Buffer.alloc(64 * 1024, 2));
