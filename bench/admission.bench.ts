@@ -115,7 +115,14 @@ async function admitAndSettle(admission: AdmissionServices, principal: Principal
     maxImages: 2,
     account: new RequestAccount(requestId, Date.now()),
   });
-  await ticket.settle({ imagesProduced: 2, width: 2048, height: 2048 });
+  await ticket.settle({
+    imagesDelivered: 2,
+    imagesReceived: 2,
+    width: 2048,
+    height: 2048,
+    result: () => '{}',
+    callerPresent: () => true,
+  });
 }
 
 async function benchBackend(backend: Backend): Promise<BenchRow[]> {

@@ -11,25 +11,36 @@ export interface AdmissionRequest {
   account: RequestAccount;
 }
 
-export interface Settlement {
-  imagesProduced: number;
-  width: number;
-  height: number;
-  /** The channel that produced the images, when the engine names one. */
+/** What is known about a request's attempt, for its ledger row. */
+export interface FailureDetails {
+  /** The channel tried last, when the engine names one. */
   channel?: string | undefined;
-  /** Time the upstream took; without it, the time from admission to settlement is recorded. */
+  /** Time the upstream took; without it, the time from admission to the end is recorded. */
   upstreamMs?: number | undefined;
+  /** What the upstream said it produced (and charges for), when it said. */
+  imagesReported?: number | undefined;
+  /** Images the engine handed back, extras included: a cost even when nothing is delivered. */
+  imagesReceived?: number | undefined;
 }
 
-/** What is known about a failed request's attempt, for its ledger row. */
-export interface FailureDetails {
-  channel?: string | undefined;
-  upstreamMs?: number | undefined;
+export interface Settlement extends FailureDetails {
+  /** The images the answer will hold: what is billed. Never more than the request's `n`. */
+  imagesDelivered: number;
+  width: number;
+  height: number;
+  /** JSON of the result, published under the request's Idempotency-Key when billed. */
+  result: () => string;
+  /** False once the caller has gone: then nothing is billed. */
+  callerPresent: () => boolean;
 }
 
 /** A reservation held while a request runs; exactly one of settle or release ends it. */
 export interface AdmissionTicket {
-  /** Bills the images produced, frees the rest of the reservation and records the request. */
+  /**
+   * Bills the images delivered, frees the rest of the reservation and records the request. Throws
+   * CallerGone, or 503 Overloaded when its reservation or key lapsed meanwhile: nothing is
+   * billed then, and nothing may be delivered.
+   */
   settle(settlement: Settlement): Promise<void>;
   /** Frees everything held without billing. Never throws. */
   release(error: unknown, details?: FailureDetails): Promise<void>;

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../domain/principal.js';
+import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { costOf, type ImagePrices } from '../ledger/prices.js';
-import type { RequestAccount } from '../ledger/request-account.js';
+import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
 import type { UsageRow } from '../domain/usage-row.js';
-import type { ReservationRequest } from '../store/quota-store.js';
+import type {
+  ReservationRequest,
+  SettlementFence,
+  SettlementOutcome,
+} from '../store/quota-store.js';
 import type {
   Admission,
   AdmissionRequest,
@@ -24,10 +29,12 @@ export interface QuotaBook {
   reserve(request: ReservationRequest, now: number, expiresAt: number): Promise<boolean>;
   renew(ids: readonly string[], expiresAt: number): Promise<void>;
   settle(
-    reservationId: string | undefined,
     tokenId: string | undefined,
-    row: UsageRow,
-  ): Promise<void>;
+    fence: SettlementFence,
+    rowFor: (outcome: SettlementOutcome) => UsageRow,
+  ): Promise<SettlementOutcome>;
+  /** Whether the ledger row `rowId` was written by a settlement that billed. */
+  isBilled(rowId: string): Promise<boolean>;
   release(reservationId: string, tokenId: string): Promise<void>;
   reclaimExpired(now: number, tokenId?: string): Promise<number>;
 }
@@ -180,7 +187,11 @@ export class TokenAdmission implements Admission {
     return reservation.id;
   }
 
-  /** Exactly one of settle or release takes effect; a failed settle leaves release to free it all. */
+  /**
+   * Exactly one of settle or release takes effect. Settlement bills only under its fences (the
+   * reservation, the Idempotency-Key claim, the caller's presence); when it bills nothing, the
+   * ticket is ended all the same and the row says why.
+   */
   private ticket(
     principal: Principal,
     account: RequestAccount,
@@ -192,24 +203,28 @@ export class TokenAdmission implements Admission {
     const note = (details: FailureDetails) => {
       if (details.channel !== undefined) account.channel = details.channel;
       account.upstreamMs = details.upstreamMs ?? this.options.now() - admittedAt;
+      account.imagesReported = details.imagesReported;
+      account.imagesReceived = details.imagesReceived ?? 0;
     };
     return {
       settle: async (settlement: Settlement) => {
         if (ended) return;
-        account.imagesProduced = settlement.imagesProduced;
-        account.outputSize = `${settlement.width}*${settlement.height}`;
         note(settlement);
-        await this.settleHeld(principal, account, reservationId);
+        account.outputSize = `${settlement.width}*${settlement.height}`;
+        const outcome = await this.settleHeld(principal, account, reservationId, settlement);
         ended = true;
         account.recorded = true;
         if (slot !== undefined) await this.releaseSlot(slot);
+        if (outcome === 'lease-lost') throw leaseLost();
+        if (outcome === 'caller-gone') throw new CallerGone();
       },
       release: async (_error: unknown, details: FailureDetails = {}) => {
         if (ended) return;
         ended = true;
-        account.imagesProduced = 0;
-        account.outputSize = undefined;
         note(details);
+        account.imagesDelivered = 0;
+        account.imagesBilled = 0;
+        account.outputSize = undefined;
         await Promise.all([
           this.releaseReservation(principal, reservationId),
           slot === undefined ? undefined : this.releaseSlot(slot),
@@ -218,19 +233,57 @@ export class TokenAdmission implements Admission {
     };
   }
 
-  /** Bills and records in one transaction: a billed request always has its ledger row. */
+  /**
+   * Bills, publishes and records in one transaction: a billed request always has its ledger row.
+   * When the transaction's fate is unknown (the connection broke around the commit), the row
+   * tells: a request is delivered only when its billing is known to be durable.
+   */
   private async settleHeld(
     principal: Principal,
     account: RequestAccount,
     reservationId: string | undefined,
-  ): Promise<void> {
-    const row = account.toRow(principal, {
-      status: 200,
-      costMicros: costOf(this.options.prices, account.model, account.imagesProduced),
-      endedAt: this.options.now(),
-    });
-    await this.options.quota.settle(reservationId, principal.tokenId, row);
+    settlement: Settlement,
+  ): Promise<SettlementOutcome> {
+    const claim = account.idempotency;
+    const rowFor = (outcome: SettlementOutcome) => {
+      const billed = outcome === 'billed';
+      account.imagesDelivered = billed ? settlement.imagesDelivered : 0;
+      account.imagesBilled = account.imagesDelivered;
+      account.errorCode = billed ? undefined : OUTCOME_CODES[outcome];
+      return account.toRow(principal, {
+        status: OUTCOME_STATUS[outcome],
+        costMicros: costOf(this.options.prices, account.model, account.imagesBilled),
+        endedAt: this.options.now(),
+      });
+    };
     if (reservationId !== undefined) this.reservations.drop(reservationId);
+    try {
+      return await this.options.quota.settle(
+        principal.tokenId,
+        {
+          reservationId,
+          idempotency:
+            claim === undefined
+              ? undefined
+              : { ...claim, requestId: account.requestId, result: settlement.result() },
+          callerPresent: settlement.callerPresent,
+        },
+        rowFor,
+      );
+    } catch (error) {
+      if (await this.settledDespite(account.rowId)) return 'billed';
+      if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
+      throw error;
+    }
+  }
+
+  /** After a settlement failed: whether its transaction committed all the same. */
+  private async settledDespite(rowId: string): Promise<boolean> {
+    try {
+      return await this.options.quota.isBilled(rowId);
+    } catch {
+      return false;
+    }
   }
 
   /** Never throws: a reservation it cannot free is reclaimed once its lease expires. */
@@ -273,6 +326,26 @@ export class TokenAdmission implements Admission {
 
 /** Status of a ledger row whose request was never answered: its node died mid-request. */
 export const ABANDONED_STATUS = 0;
+
+const OUTCOME_STATUS: Record<SettlementOutcome, number> = {
+  billed: 200,
+  'lease-lost': 503,
+  'caller-gone': CALLER_GONE_STATUS,
+};
+/** Ledger-only codes: why a settlement billed nothing. */
+const OUTCOME_CODES: Record<SettlementOutcome, string> = {
+  billed: '',
+  'lease-lost': 'LeaseLost',
+  'caller-gone': 'CallerGone',
+};
+
+function leaseLost(): GatewayError {
+  return new GatewayError(
+    'Overloaded',
+    'this request was held up in the gateway past its reservation, which has lapsed; nothing was billed, retry it',
+    { 'Retry-After': '1' },
+  );
+}
 
 /** The row a reclaimed reservation leaves: nothing produced, nothing billed, no answer sent. */
 function abandonedRow(account: RequestAccount, principal: Principal): UsageRow {

@@ -6,8 +6,8 @@ export interface UpstreamOutput {
   images: ProducedImage[];
   width: number;
   height: number;
-  /** Images the upstream reports it produced (its `usage.image_count`, else the images returned). */
-  imageCount: number;
+  /** Images the upstream reports it produced and charges for (its `usage.image_count`), if it says. */
+  imagesReported?: number;
   tokens?: { input: number; output: number };
 }
 

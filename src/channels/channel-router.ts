@@ -84,7 +84,9 @@ export class ChannelRouter implements Engine {
           ...(result.output.tokens === undefined ? {} : { tokens: result.output.tokens }),
           channel: name,
           upstreamLatencyMs: latencyMs,
-          upstreamImageCount: result.output.imageCount,
+          ...(result.output.imagesReported === undefined
+            ? {}
+            : { imagesReported: result.output.imagesReported }),
         };
       }
 

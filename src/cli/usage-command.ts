@@ -89,6 +89,6 @@ export async function runUsageCommand(
   output.out(toTable(records, columns));
   output.out(
     `\ntotal: ${totals.requests} requests (${totals.succeeded} succeeded, ${totals.failed} failed), ` +
-      `${totals.images_produced} of ${totals.images_requested} images requested produced, cost ${totals.cost}\n`,
+      `${totals.images_delivered} of ${totals.images_requested} images requested delivered, ${totals.images_billed} billed, cost ${totals.cost}\n`,
   );
 }

@@ -17,6 +17,8 @@ export interface UsageSummary {
   succeeded: number;
   failed: number;
   imagesRequested: number;
-  imagesProduced: number;
+  imagesReceived: number;
+  imagesDelivered: number;
+  imagesBilled: number;
   costMicros: number;
 }

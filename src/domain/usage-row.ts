@@ -12,7 +12,14 @@ export interface UsageRow {
   status: number;
   errorCode: string | undefined;
   imagesRequested: number;
-  imagesProduced: number;
+  /** What the upstream said it produced (its `usage.image_count`); undefined when it says nothing. */
+  imagesReported: number | undefined;
+  /** Images the gateway received from its engine, extras beyond `n` included. */
+  imagesReceived: number;
+  /** Images in the answer the caller got; never more than `n`. */
+  imagesDelivered: number;
+  /** Images counted against the token and priced; never more than delivered. */
+  imagesBilled: number;
   /** `W*H` of the produced images. */
   outputSize: string | undefined;
   /** Millionths of the configured currency unit. */

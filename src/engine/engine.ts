@@ -52,7 +52,7 @@ export interface EngineOutput<Image extends EngineImage = EngineImage> {
   /** Time the serving channel's upstream took, re-hosting excluded (set by the channel router). */
   upstreamLatencyMs?: number;
   /** Images the upstream reports it produced and charges for (its `usage.image_count`). */
-  upstreamImageCount?: number;
+  imagesReported?: number;
 }
 
 /** A way of turning a job into images: the local renderer, or the channel router over adapters. */

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { Admission } from '../admission/admission.js';
+import type { Admission, FailureDetails } from '../admission/admission.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
 import { ChannelFailure } from '../channels/channel-failure.js';
@@ -47,6 +47,7 @@ export class GenerationPipeline implements GenerationService {
       maxImages,
       account: context.account,
     });
+    let attempt: FailureDetails = {};
     try {
       const produced = await this.stages.engine.generate({
         request,
@@ -56,30 +57,46 @@ export class GenerationPipeline implements GenerationService {
         requestId: context.requestId,
         signal: context.signal,
       });
-      const imageUrls = await Promise.all(
-        produced.images.map((image) =>
-          image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
-        ),
-      );
-      await ticket.settle({
-        imagesProduced: imageUrls.length,
-        width: produced.width,
-        height: produced.height,
+      attempt = {
         channel: produced.channel,
         upstreamMs: produced.upstreamLatencyMs,
-      });
+        imagesReported: produced.imagesReported,
+        imagesReceived: produced.images.length,
+      };
+      // An upstream that sends more than asked: the extras are recorded, never delivered or billed.
+      const imageUrls = await Promise.all(
+        produced.images
+          .slice(0, maxImages)
+          .map((image) =>
+            image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
+          ),
+      );
       const tokens =
         produced.tokens ??
         (request.model === MODEL_A
           ? estimateTokens(request, inputs, produced.width, produced.height, imageUrls.length)
           : { input: 0, output: 0 });
-      return { imageUrls, width: produced.width, height: produced.height, tokens };
+      const result: GenerationResult = {
+        imageUrls,
+        width: produced.width,
+        height: produced.height,
+        tokens,
+      };
+      await ticket.settle({
+        ...attempt,
+        imagesDelivered: imageUrls.length,
+        width: produced.width,
+        height: produced.height,
+        result: () => JSON.stringify(result),
+        callerPresent: () => !context.signal.aborted,
+      });
+      return result;
     } catch (error) {
       await ticket.release(
         error,
         error instanceof ChannelFailure
           ? { channel: error.channel, upstreamMs: error.upstreamMs }
-          : undefined,
+          : attempt,
       );
       throw error;
     }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
+import { CallerGone } from '../errors/caller-gone.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
 import { authenticateRequests } from './authentication-hook.js';
@@ -31,6 +32,12 @@ export function registerAccountedScope(
     recordUsage(scope, options);
     if (options.idempotency !== undefined) honourIdempotencyKeys(scope, options.idempotency);
     scope.setErrorHandler((error, request, reply) => {
+      if (error instanceof CallerGone) {
+        // Expected: nobody is left to answer. The ledger row says so.
+        request.log.info({ request_id: request.id }, 'caller disconnected before the answer');
+        request.account?.callerLeft();
+        return reply.code(499).send();
+      }
       const known = gatewayErrorOf(error, request);
       request.account?.failed(known);
       return sendError(reply, known);

@@ -1,97 +1,78 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { maxImagesOf } from '../domain/generation-request.js';
+import type { FastifyInstance } from 'fastify';
+import type { GenerationResult } from '../generation/generation-service.js';
 import { fingerprintOf } from '../idempotency/fingerprint.js';
 import {
   checkIdempotencyKey,
   type IdempotencyClaim,
   type IdempotencyKeys,
 } from '../idempotency/idempotency-keys.js';
-import type { RequestAccount } from '../ledger/request-account.js';
-import { validateRequest } from '../validate/validate-request.js';
+
+/** A repeat of a request that was billed: its result, and the id of the request that made it. */
+export interface IdempotentReplay {
+  result: GenerationResult;
+  requestId: string;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
     idempotencyClaim: IdempotencyClaim | undefined;
+    /** Set when the request repeats a billed one: the route answers it without generating. */
+    idempotentReplay: IdempotentReplay | undefined;
   }
 }
 
-/** Response headers a replay repeats from the first response. */
-const REPLAYED_HEADERS = ['content-type', 'x-prompt-truncated'];
-
 /**
- * Idempotency-Key on the routes of a scope: the first request with a key claims it and runs; a
- * repeat replays the first one's successful answer (or waits while it runs). Runs after
- * authentication and body parsing, before the handler.
+ * Idempotency-Key on the routes of a scope: the first request with a key claims it and runs; its
+ * settlement publishes the result under the key; a repeat gets that result (or waits while the
+ * first runs), shaped by its route as the first answer was. Runs after authentication and body
+ * parsing, before the handler.
  */
 export function honourIdempotencyKeys(scope: FastifyInstance, keys: IdempotencyKeys): void {
   scope.decorateRequest('idempotencyClaim', undefined);
+  scope.decorateRequest('idempotentReplay', undefined);
 
   scope.addHook('preHandler', async (request, reply) => {
     const { principal, account } = request;
     if (principal === undefined) return;
     const key = checkIdempotencyKey(request.headers['idempotency-key']);
     if (key === undefined) return;
-    const started = await keys.start({
-      scope: principal.tokenId ?? `account:${principal.account}`,
-      key,
-      fingerprint: fingerprintOf(request.body),
-      requestId: request.id,
-      signal: abortedWhenCallerLeaves(reply),
-    });
+    const waiting = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) waiting.abort();
+    };
+    reply.raw.once('close', onClose);
+    const started = await keys
+      .start({
+        scope: principal.tokenId ?? `account:${principal.account}`,
+        key,
+        fingerprint: fingerprintOf(request.body),
+        requestId: request.id,
+        signal: waiting.signal,
+      })
+      .finally(() => reply.raw.off('close', onClose));
     if (started.kind === 'run') {
-      request.idempotencyClaim = started.claim;
+      const { claim } = started;
+      request.idempotencyClaim = claim;
+      if (account !== undefined) account.idempotency = claim.fence;
+      // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again.
+      reply.raw.once('close', () => void claim.finish());
       return;
     }
-    if (account !== undefined) describeReplay(account, request.body);
-    const { response } = started;
+    const { outcome } = started;
+    if (outcome.kind === 'result') {
+      request.idempotentReplay = {
+        result: JSON.parse(outcome.result) as GenerationResult,
+        requestId: outcome.requestId,
+      };
+      reply.header('idempotent-replayed', 'true');
+      return;
+    }
+    // A response stored whole by an earlier version of the gateway: replayed byte for byte.
+    if (account !== undefined) account.replayed = true;
+    const { response } = outcome;
     for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
     reply.header('idempotent-replayed', 'true');
     reply.code(response.status).send(response.body);
     return reply;
   });
-
-  scope.addHook('onSend', async (request, reply, payload) => {
-    const claim = request.idempotencyClaim;
-    if (claim === undefined) return payload;
-    request.idempotencyClaim = undefined;
-    if (reply.statusCode === 200 && typeof payload === 'string') {
-      await claim.complete({
-        status: reply.statusCode,
-        body: payload,
-        headers: replayedHeaders(reply),
-        requestId: request.id,
-      });
-    } else {
-      await claim.abandon();
-    }
-    return payload;
-  });
-}
-
-function abortedWhenCallerLeaves(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
-/** A replayed body is one that once succeeded, so it validates; its row names model and mode. */
-function describeReplay(account: RequestAccount, body: FastifyRequest['body']): void {
-  account.replayed = true;
-  try {
-    const request = validateRequest(body);
-    account.describe(request, maxImagesOf(request));
-  } catch {
-    // Validation rules may have changed since; the row then lacks model and mode.
-  }
-}
-
-function replayedHeaders(reply: FastifyReply): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const name of REPLAYED_HEADERS) {
-    const value = reply.getHeader(name);
-    if (typeof value === 'string') headers[name] = value;
-  }
-  return headers;
 }

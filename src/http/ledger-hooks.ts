@@ -34,19 +34,30 @@ export function recordUsage(scope: FastifyInstance, options: LedgerHooksOptions)
     return payload;
   });
 
-  scope.addHook('onResponse', async (request, reply) => {
+  const record = (request: FastifyRequest, status: number) => {
     const { account, principal } = request;
     if (account === undefined || principal === undefined || account.recorded) return;
     account.recorded = true;
     account.describeModelOf(request.body);
     options.ledger.record(
       account.toRow(principal, {
-        status: reply.statusCode,
+        status: account.statusFor(status),
         costMicros: 0,
         endedAt: options.now(),
       }),
     );
+  };
+
+  scope.addHook('onRequest', async (request, reply) => {
+    // A caller who leaves early may never see onResponse; the connection's close always comes.
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return;
+      request.account?.callerLeft();
+      record(request, reply.statusCode);
+    });
   });
+
+  scope.addHook('onResponse', async (request, reply) => record(request, reply.statusCode));
 }
 
 /** The accounting of a request in an accounted scope; its absence is a wiring bug (a 500). */

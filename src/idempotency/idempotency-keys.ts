@@ -5,13 +5,13 @@ import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
 import type {
   IdempotencyClaimRow,
   IdempotencyRecord,
-  StoredResponse,
+  StoredOutcome,
 } from '../store/idempotency-store.js';
 
-export type { StoredResponse } from '../store/idempotency-store.js';
+export type { StoredOutcome, StoredResponse } from '../store/idempotency-store.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-/** How long a key is remembered: a repeat within this time replays the first response. */
+/** How long a key is remembered: a repeat within this time replays the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const FIRST_POLL_MS = 50;
@@ -30,21 +30,30 @@ export interface IdempotencyBook {
     leaseUntil: number,
   ): Promise<boolean>;
   renew(owners: readonly string[], leaseUntil: number): Promise<void>;
-  complete(scope: string, key: string, owner: string, response: StoredResponse): Promise<void>;
   abandon(scope: string, key: string, owner: string): Promise<void>;
   deleteExpired(now: number, one?: { scope: string; key: string }): Promise<number>;
 }
 
-/** The right to run a request under a key; end it with exactly one of complete or abandon. */
+/** Names a claim in the store: what the settlement checks is still this request's. */
+export interface ClaimKey {
+  scope: string;
+  key: string;
+  owner: string;
+}
+
+/**
+ * The right to run a request under a key. The settlement that bills the request publishes its
+ * result under the key in the same transaction (and only while the claim is still this
+ * request's); every other end calls `finish`, which forgets a key left unpublished so that a
+ * repeat runs again.
+ */
 export interface IdempotencyClaim {
-  /** Remembers the response for repeats. */
-  complete(response: StoredResponse): Promise<void>;
-  /** Forgets the key (the request failed), so that a repeat runs again. */
-  abandon(): Promise<void>;
+  readonly fence: ClaimKey;
+  finish(): Promise<void>;
 }
 
 export type IdempotencyStart =
-  { kind: 'run'; claim: IdempotencyClaim } | { kind: 'replay'; response: StoredResponse };
+  { kind: 'run'; claim: IdempotencyClaim } | { kind: 'replay'; outcome: StoredOutcome };
 
 export interface IdempotentRequest {
   /** Keys are separate per token (or per account for an external token without an id). */
@@ -73,8 +82,9 @@ export function checkIdempotencyKey(value: string | string[] | undefined): strin
  * Idempotency-Key handling across nodes. The first request with a key claims it in the database
  * and runs; a repeat with the same body replays the stored response, or, while the first still
  * runs, polls until it has one. A claim is a lease renewed while its request runs: if its node
- * dies, a waiting repeat takes it over and runs the request itself. Only successful responses
- * are remembered; after a failure the key is free again, as nothing was generated or billed.
+ * dies, a waiting repeat takes it over and runs the request itself. Only billed results are
+ * remembered, published by the settlement that billed them while the claim is still its own;
+ * after a failure the key is free again, as nothing was billed.
  */
 export class IdempotencyKeys {
   private readonly leases: Heartbeat<string>;
@@ -121,7 +131,7 @@ export class IdempotencyKeys {
           'was already used with a different request body; use a new key for a new request',
         );
       }
-      if (existing.response !== undefined) return { kind: 'replay', response: existing.response };
+      if (existing.outcome !== undefined) return { kind: 'replay', outcome: existing.outcome };
       if (
         existing.lease_until <= now &&
         (await this.book.takeOver(
@@ -151,29 +161,24 @@ export class IdempotencyKeys {
 
   private claimFor(request: IdempotentRequest, owner: string): IdempotencyClaim {
     this.leases.hold(owner, owner);
-    let ended = false;
-    const end = async (action: () => Promise<void>, failure: string) => {
-      if (ended) return;
-      ended = true;
-      this.leases.drop(owner);
-      try {
-        await action();
-      } catch (error) {
-        // The claim then lapses with its lease, and a repeat runs the request again.
-        this.log.warn({ err: String(error), key: request.key }, failure);
-      }
-    };
+    let finished = false;
     return {
-      complete: (response) =>
-        end(
-          () => this.book.complete(request.scope, request.key, owner, response),
-          'storing an idempotent response failed',
-        ),
-      abandon: () =>
-        end(
-          () => this.book.abandon(request.scope, request.key, owner),
-          'releasing an idempotency key failed',
-        ),
+      fence: { scope: request.scope, key: request.key, owner },
+      finish: async () => {
+        if (finished) return;
+        finished = true;
+        this.leases.drop(owner);
+        try {
+          // Only a claim still running is deleted: a published one stays for its repeats.
+          await this.book.abandon(request.scope, request.key, owner);
+        } catch (error) {
+          // The claim then lapses with its lease, and a repeat runs the request again.
+          this.log.warn(
+            { err: String(error), key: request.key },
+            'releasing an idempotency key failed',
+          );
+        }
+      },
     };
   }
 

@@ -4,6 +4,16 @@ import { isModelId } from '../domain/models.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 
+/** Status of a ledger row whose caller went away before the answer (nginx's convention). */
+export const CALLER_GONE_STATUS = 499;
+
+/** The part of a replayed result the ledger row describes. */
+export interface ReplayedResult {
+  imageUrls: readonly string[];
+  width: number;
+  height: number;
+}
+
 /** Who made a request, as the ledger names them. */
 export interface UsageOwner {
   tokenId: string | undefined;
@@ -28,19 +38,29 @@ export class RequestAccount {
   model: string | undefined;
   mode: string | undefined;
   imagesRequested = 0;
-  imagesProduced = 0;
+  /** What the upstream said it produced; undefined when it said nothing (or nothing ran). */
+  imagesReported: number | undefined;
+  /** Images the engine handed back, extras included. */
+  imagesReceived = 0;
+  /** Images in the answer; set once the answer holds them. */
+  imagesDelivered = 0;
+  /** Images counted against the token; set by settlement only. */
+  imagesBilled = 0;
   outputSize: string | undefined;
   channel: string | undefined;
   upstreamMs: number | undefined;
   /** The code of the error answered, when the request failed. */
   errorCode: string | undefined;
   replayed = false;
+  /** The Idempotency-Key claim the request runs under, fenced by the settlement. */
+  idempotency: { scope: string; key: string; owner: string } | undefined;
   /** True once the row is in the database or the write queue: nothing more is recorded. */
   recorded = false;
   /** One id per request, so that every write of its row, or of a stand-in for it, is the same row. */
   readonly rowId = randomUUID();
   /** Headers every response of this request carries, such as the rate limit's state. */
   readonly responseHeaders: Record<string, string> = {};
+  private statusOverride: number | undefined;
 
   constructor(
     readonly requestId: string,
@@ -53,6 +73,14 @@ export class RequestAccount {
     this.imagesRequested = imagesRequested;
   }
 
+  /** The request repeats one that was billed: the same images again, billed nothing. */
+  replayOf(request: GenerationRequest, imagesRequested: number, result: ReplayedResult): void {
+    this.describe(request, imagesRequested);
+    this.replayed = true;
+    this.imagesDelivered = result.imageUrls.length;
+    this.outputSize = `${result.width}*${result.height}`;
+  }
+
   /** A request refused before validation named its model still names it when it is a real one. */
   describeModelOf(body: unknown): void {
     const model = (body as { model?: unknown } | null | undefined)?.model;
@@ -61,6 +89,17 @@ export class RequestAccount {
 
   failed(error: GatewayError): void {
     this.errorCode = error.code;
+  }
+
+  /** The caller left before the answer; its row gets status 499 and code `CallerGone`. */
+  callerLeft(): void {
+    this.errorCode = 'CallerGone';
+    this.statusOverride = CALLER_GONE_STATUS;
+  }
+
+  /** The status the row records: the one answered, or 499 when nobody was there to answer. */
+  statusFor(answered: number): number {
+    return this.statusOverride ?? answered;
   }
 
   toRow(owner: UsageOwner, outcome: UsageOutcome): UsageRow {
@@ -75,7 +114,10 @@ export class RequestAccount {
       status: outcome.status,
       errorCode: this.errorCode,
       imagesRequested: this.imagesRequested,
-      imagesProduced: this.imagesProduced,
+      imagesReported: this.imagesReported,
+      imagesReceived: this.imagesReceived,
+      imagesDelivered: this.imagesDelivered,
+      imagesBilled: this.imagesBilled,
       outputSize: this.outputSize,
       costMicros: outcome.costMicros,
       gatewayMs: Math.max(0, outcome.endedAt - this.receivedAt),

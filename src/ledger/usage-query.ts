@@ -107,7 +107,9 @@ const EMPTY_TOTALS: UsageSummary = {
   succeeded: 0,
   failed: 0,
   imagesRequested: 0,
-  imagesProduced: 0,
+  imagesReceived: 0,
+  imagesDelivered: 0,
+  imagesBilled: 0,
   costMicros: 0,
 };
 

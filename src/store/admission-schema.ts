@@ -39,7 +39,14 @@ export interface UsageLedgerTable {
   status: number;
   error_code: string | null;
   images_requested: number;
-  images_produced: number;
+  /** What the upstream said it produced (and charges for); NULL when it says nothing. */
+  images_reported: number | null;
+  /** Images the gateway received from its engine, extras included. */
+  images_received: number;
+  /** Images in the answer the caller got. */
+  images_delivered: number;
+  /** Images counted against the token and priced in `cost_micros`. */
+  images_billed: number;
   /** `W*H` of the produced images. */
   output_size: string | null;
   /** Millionths of the configured currency unit. */
@@ -67,6 +74,8 @@ export interface IdempotencyKeysTable {
   response_body: string | null;
   /** JSON object of the response headers worth replaying. */
   response_headers: string | null;
+  /** JSON of the generation's result, stored by the settlement that billed it. */
+  result: string | null;
   created_at: number;
   expires_at: number;
 }

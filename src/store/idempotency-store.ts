@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { IdempotencyKeysTable } from './admission-schema.js';
 import type { DatabaseSchema } from './schema.js';
 
@@ -20,12 +20,33 @@ export interface StoredResponse {
   requestId: string;
 }
 
+/** What a finished request left for its repeats. */
+export type StoredOutcome =
+  /** The generation's result as its settlement published it, with the first request's id. */
+  | { kind: 'result'; result: string; requestId: string }
+  /** A whole response, as versions before settlement-time publishing stored it. */
+  | { kind: 'response'; response: StoredResponse };
+
 export type IdempotencyRecord = Pick<
   IdempotencyKeysTable,
   'fingerprint' | 'state' | 'owner' | 'lease_until' | 'expires_at'
-> & { response: StoredResponse | undefined };
+> & { outcome: StoredOutcome | undefined };
 
-/** Idempotency keys and the responses they replay, shared by every node through the database. */
+function outcomeOf(row: Selectable<IdempotencyKeysTable>): StoredOutcome | undefined {
+  if (row.result !== null) return { kind: 'result', result: row.result, requestId: row.request_id };
+  if (row.status === null || row.response_body === null) return undefined;
+  return {
+    kind: 'response',
+    response: {
+      status: Number(row.status),
+      body: row.response_body,
+      headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>,
+      requestId: row.request_id,
+    },
+  };
+}
+
+/** Idempotency keys and the results they replay, shared by every node through the database. */
 export class SqlIdempotencyStore {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
@@ -44,6 +65,7 @@ export class SqlIdempotencyStore {
         status: null,
         response_body: null,
         response_headers: null,
+        result: null,
         created_at: row.now,
         expires_at: row.expiresAt,
       })
@@ -66,15 +88,7 @@ export class SqlIdempotencyStore {
       owner: row.owner,
       lease_until: Number(row.lease_until),
       expires_at: Number(row.expires_at),
-      response:
-        row.state === 'done' && row.status !== null && row.response_body !== null
-          ? {
-              status: Number(row.status),
-              body: row.response_body,
-              headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>,
-              requestId: row.request_id,
-            }
-          : undefined,
+      outcome: row.state === 'done' ? outcomeOf(row) : undefined,
     };
   }
 
@@ -105,22 +119,6 @@ export class SqlIdempotencyStore {
       .set({ lease_until: leaseUntil })
       .where('owner', 'in', owners)
       .where('state', '=', 'running')
-      .execute();
-  }
-
-  async complete(scope: string, key: string, owner: string, response: StoredResponse) {
-    await this.db
-      .updateTable('idempotency_keys')
-      .set({
-        state: 'done',
-        status: response.status,
-        response_body: response.body,
-        response_headers: JSON.stringify(response.headers),
-        request_id: response.requestId,
-      })
-      .where('scope', '=', scope)
-      .where('idempotency_key', '=', key)
-      .where('owner', '=', owner)
       .execute();
   }
 

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import { admissionMigration } from './migration-0002-admission.js';
+import { billingUnderFaultsMigration } from './migration-0003-billing-under-faults.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
     },
   },
   '0002_admission_and_billing': admissionMigration,
+  '0003_billing_under_faults': billingUnderFaultsMigration,
 };
 
 const provider: MigrationProvider = {

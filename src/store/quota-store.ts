@@ -11,6 +11,28 @@ export interface ReservationRequest {
   abandonedRow?: UsageRow;
 }
 
+/** The Idempotency-Key claim a settlement must still hold, and the result it publishes. */
+export interface ClaimFence {
+  scope: string;
+  key: string;
+  owner: string;
+  requestId: string;
+  /** JSON of the generation's result, replayed to repeats of the request. */
+  result: string;
+}
+
+/** What a settlement must still hold to bill: the leases its request ran under. */
+export interface SettlementFence {
+  /** The request's quota reservation; when it is gone, it lapsed and was reclaimed. */
+  reservationId: string | undefined;
+  idempotency: ClaimFence | undefined;
+  /** False once the caller has gone; checked inside the transaction, before the bill. */
+  callerPresent: () => boolean;
+}
+
+/** `billed`: the images are billed and may be delivered; otherwise nothing is billed. */
+export type SettlementOutcome = 'billed' | 'lease-lost' | 'caller-gone';
+
 /** Per statement, to stay well under SQLite's limit on bound parameters. */
 const IDS_PER_STATEMENT = 500;
 
@@ -73,37 +95,61 @@ export class SqlQuotaStore {
   }
 
   /**
-   * Ends a request that produced images: frees its reservation, counts what was produced and
-   * writes its ledger row, all in one transaction, so a billed request always has its row. A
-   * reservation that was already reclaimed (its node stalled past the expiry) is still billed:
-   * the images were delivered.
+   * Ends a request that produced images, in one transaction: frees its reservation, bills what it
+   * delivered, publishes its result under its Idempotency-Key and writes its ledger row, so a
+   * billed request always has its row and its replayable result. The leases are the fence: a
+   * reservation that lapsed and was reclaimed, or a key another node took over, bills nothing
+   * (`lease-lost`); a caller gone by the time of the commit bills nothing either (`caller-gone`).
+   * The row is built inside the transaction, so its timings include the waits for a connection
+   * and for locks.
    */
   async settle(
-    reservationId: string | undefined,
     tokenId: string | undefined,
-    ledgerRow: UsageRow,
-  ): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    fence: SettlementFence,
+    rowFor: (outcome: SettlementOutcome) => UsageRow,
+  ): Promise<SettlementOutcome> {
+    return this.db.transaction().execute(async (trx) => {
       const reserved =
-        reservationId === undefined ? 0 : await this.dropReservation(trx, reservationId);
-      if (tokenId !== undefined && (reserved > 0 || ledgerRow.imagesProduced > 0)) {
+        fence.reservationId === undefined
+          ? undefined
+          : await this.dropReservation(trx, fence.reservationId);
+      let outcome: SettlementOutcome =
+        reserved === 0 ? 'lease-lost' : fence.callerPresent() ? 'billed' : 'caller-gone';
+      if (fence.idempotency !== undefined) {
+        const held = await this.endClaim(trx, fence.idempotency, outcome === 'billed');
+        if (!held) outcome = 'lease-lost';
+      }
+      const row = rowFor(outcome);
+      const billed = outcome === 'billed' ? row.imagesBilled : 0;
+      if (tokenId !== undefined && ((reserved ?? 0) > 0 || billed > 0)) {
         await trx
           .updateTable('tokens')
           .set((eb) => ({
-            images_reserved: eb('images_reserved', '-', reserved),
-            images_used: eb('images_used', '+', ledgerRow.imagesProduced),
+            images_reserved: eb('images_reserved', '-', reserved ?? 0),
+            images_used: eb('images_used', '+', billed),
           }))
           .where('id', '=', tokenId)
           .execute();
       }
-      // A stalled node settling after its reservation was reclaimed replaces the abandoned row.
-      const row = toLedgerRow(ledgerRow);
+      // A request whose reservation was reclaimed replaces the stand-in row left for it.
+      const values = toLedgerRow(row);
       await trx
         .insertInto('usage_ledger')
-        .values(row)
-        .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...row, id: undefined }))
+        .values(values)
+        .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...values, id: undefined }))
         .execute();
+      return outcome;
     });
+  }
+
+  /** Whether the ledger row `rowId` was written by a settlement that billed its images. */
+  async isBilled(rowId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('usage_ledger')
+      .select('status')
+      .where('id', '=', rowId)
+      .executeTakeFirst();
+    return row !== undefined && Number(row.status) === 200;
   }
 
   /** Frees a reservation without billing anything. */
@@ -139,6 +185,37 @@ export class SqlQuotaStore {
       }
       return [...byToken.values()].reduce((sum, images) => sum + images, 0);
     });
+  }
+
+  /**
+   * Ends the Idempotency-Key claim a settlement runs under: published with the result when the
+   * request is billed, forgotten otherwise (a repeat then runs again). False when the claim is no
+   * longer this request's: another node took it over after its lease lapsed.
+   */
+  private async endClaim(
+    trx: Transaction<DatabaseSchema>,
+    claim: ClaimFence,
+    publish: boolean,
+  ): Promise<boolean> {
+    const result = publish
+      ? await trx
+          .updateTable('idempotency_keys')
+          .set({ state: 'done', status: 200, result: claim.result, request_id: claim.requestId })
+          .where('scope', '=', claim.scope)
+          .where('idempotency_key', '=', claim.key)
+          .where('owner', '=', claim.owner)
+          .where('state', '=', 'running')
+          .executeTakeFirst()
+          .then((done) => done.numUpdatedRows)
+      : await trx
+          .deleteFrom('idempotency_keys')
+          .where('scope', '=', claim.scope)
+          .where('idempotency_key', '=', claim.key)
+          .where('owner', '=', claim.owner)
+          .where('state', '=', 'running')
+          .executeTakeFirst()
+          .then((gone) => gone.numDeletedRows);
+    return result > 0n;
   }
 
   private async dropReservation(

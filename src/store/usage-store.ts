@@ -5,7 +5,7 @@ import type { DatabaseSchema } from './schema.js';
 import { fromLedgerRow, toLedgerRow } from './usage-rows.js';
 
 const DAY_MS = 86_400_000;
-/** Rows per INSERT: 17 columns each stays well under SQLite's 32,766 bound parameters. */
+/** Rows per INSERT: 21 columns each stays well under SQLite's 32,766 bound parameters. */
 const ROWS_PER_INSERT = 500;
 
 /** Writes and reads the usage ledger, on SQLite or PostgreSQL alike. */
@@ -49,7 +49,9 @@ export class SqlUsageStore {
       eb.fn.countAll().as('requests'),
       sql<number>`sum(case when status = 200 then 1 else 0 end)`.as('succeeded'),
       eb.fn.sum('images_requested').as('images_requested'),
-      eb.fn.sum('images_produced').as('images_produced'),
+      eb.fn.sum('images_received').as('images_received'),
+      eb.fn.sum('images_delivered').as('images_delivered'),
+      eb.fn.sum('images_billed').as('images_billed'),
       eb.fn.sum('cost_micros').as('cost_micros'),
     ]);
     const rows = await (
@@ -64,7 +66,9 @@ export class SqlUsageStore {
         succeeded,
         failed: requests - succeeded,
         imagesRequested: Number(row.images_requested ?? 0),
-        imagesProduced: Number(row.images_produced ?? 0),
+        imagesReceived: Number(row.images_received ?? 0),
+        imagesDelivered: Number(row.images_delivered ?? 0),
+        imagesBilled: Number(row.images_billed ?? 0),
         costMicros: Number(row.cost_micros ?? 0),
       };
     });

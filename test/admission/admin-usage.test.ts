@@ -43,7 +43,9 @@ describe('GET /admin/usage', () => {
       succeeded: 2,
       failed: 1,
       images_requested: 4,
-      images_produced: 4,
+      images_received: 4,
+      images_delivered: 4,
+      images_billed: 4,
       cost: '1.500000',
     });
 
@@ -51,9 +53,9 @@ describe('GET /admin/usage', () => {
     assert.deepEqual(
       acme
         .json()
-        .groups.map((group: { model: string; images_produced: number }) => [
+        .groups.map((group: { model: string; images_billed: number }) => [
           group.model,
-          group.images_produced,
+          group.images_billed,
         ]),
       [
         [MODEL_A, 3],

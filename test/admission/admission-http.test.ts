@@ -170,7 +170,9 @@ describe('admission over HTTP', () => {
     assert.equal(billed.channel, 'fake-channel');
     assert.equal(billed.status, 200);
     assert.equal(billed.imagesRequested, 2);
-    assert.equal(billed.imagesProduced, 2);
+    assert.equal(billed.imagesReceived, 2);
+    assert.equal(billed.imagesDelivered, 2);
+    assert.equal(billed.imagesBilled, 2);
     assert.equal(billed.outputSize, '1024*1024');
     assert.equal(billed.costMicros, 80_000);
     assert.equal(billed.upstreamMs, 7);
@@ -178,7 +180,8 @@ describe('admission over HTTP', () => {
     const codes = [invalid, forbidden, failed].map((response) => {
       const row = byRequest.get(response.json().request_id);
       assert.ok(row, response.body);
-      assert.equal(row.imagesProduced, 0);
+      assert.equal(row.imagesBilled, 0);
+      assert.equal(row.imagesDelivered, 0);
       assert.equal(row.costMicros, 0);
       return [row.status, row.errorCode, row.model ?? null];
     });

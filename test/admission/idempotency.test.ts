@@ -75,7 +75,7 @@ function watchRepeatsWaiting(t: TestContext): { seen(looks: number): Promise<voi
       key: string,
     ): Promise<IdempotencyRecord | undefined> {
       const record = await find.call(this, scope, key);
-      if (record !== undefined && record.response === undefined) {
+      if (record !== undefined && record.outcome === undefined) {
         looks++;
         for (const waiter of waiting) if (waiter.looks <= looks) waiter.open();
       }
@@ -113,7 +113,7 @@ describe('Idempotency-Key', () => {
     await gateway.admission.ledger.flush();
     const rows = await gateway.admission.usage.list({ tokenId: id }, 10);
     assert.deepEqual(
-      rows.map((row) => [row.status, row.imagesProduced, row.replayed, row.model]),
+      rows.map((row) => [row.status, row.imagesBilled, row.replayed, row.model]),
       [
         [200, 2, false, body.model],
         [200, 0, true, body.model],

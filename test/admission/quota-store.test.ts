@@ -17,13 +17,45 @@ import { validateRequest } from '../../src/validate/validate-request.js';
 import { modelABody } from '../helpers/requests.js';
 import { BACKENDS, insertToken, openNodes } from './backends.js';
 
-function ledgerRow(tokenId: string, imagesProduced: number): UsageRow {
-  const draft = new RequestAccount(randomUUID(), Date.now());
-  draft.imagesProduced = imagesProduced;
-  return draft.toRow(
+function ledgerRow(tokenId: string, images: number): UsageRow {
+  const account = new RequestAccount(randomUUID(), Date.now());
+  account.imagesReceived = images;
+  account.imagesDelivered = images;
+  account.imagesBilled = images;
+  return account.toRow(
     { tokenId, account: 'acme' },
     { status: 200, costMicros: 0, endedAt: Date.now() },
   );
+}
+
+/** Settles directly on the store as admission does, billing `row` when the fence holds. */
+function settle(
+  quota: SqlQuotaStore,
+  reservationId: string | undefined,
+  tokenId: string,
+  row: UsageRow,
+  callerPresent = true,
+) {
+  return quota.settle(
+    tokenId,
+    { reservationId, idempotency: undefined, callerPresent: () => callerPresent },
+    (outcome) =>
+      outcome === 'billed'
+        ? row
+        : { ...row, status: 503, errorCode: outcome, imagesDelivered: 0, imagesBilled: 0 },
+  );
+}
+
+/** A settlement of `images` delivered images, caller present. */
+function delivered(images: number) {
+  return {
+    imagesReceived: images,
+    imagesDelivered: images,
+    width: 8,
+    height: 8,
+    result: () => '{}',
+    callerPresent: () => true,
+  };
 }
 
 async function standing(database: Database, tokenId: string) {
@@ -48,7 +80,7 @@ for (const [backend, targetFor] of BACKENDS) {
       assert.deepEqual(await standing(database, tokenId), { used: 0, reserved: 8 });
 
       const row = ledgerRow(tokenId, 2);
-      await quota.settle('r1', tokenId, row);
+      assert.equal(await settle(quota, 'r1', tokenId, row), 'billed');
       assert.deepEqual(await standing(database, tokenId), { used: 2, reserved: 4 });
       await quota.release('r2', tokenId);
       await quota.release('r2', tokenId);
@@ -58,7 +90,7 @@ for (const [backend, targetFor] of BACKENDS) {
 
       const rows = await new SqlUsageStore(database.db).list({ tokenId }, 10);
       assert.deepEqual(
-        rows.map((written) => [written.id, written.imagesProduced]),
+        rows.map((written) => [written.id, written.imagesBilled]),
         [[row.id, 2]],
       );
       // Writing the same row again (a retried settlement) records nothing new.
@@ -99,16 +131,16 @@ for (const [backend, targetFor] of BACKENDS) {
       // Settle concurrently too, each producing all it reserved.
       await Promise.all(
         won.map((outcome) =>
-          outcome.store.settle(outcome.id, tokenId, ledgerRow(tokenId, outcome.images)),
+          settle(outcome.store, outcome.id, tokenId, ledgerRow(tokenId, outcome.images)),
         ),
       );
       assert.deepEqual(await standing(nodes[1] as Database, tokenId), { used: held, reserved: 0 });
       const totals = await new SqlUsageStore((nodes[2] as Database).db).summarize({ tokenId });
-      assert.equal(totals[0]?.imagesProduced, held);
+      assert.equal(totals[0]?.imagesBilled, held);
       assert.equal(totals[0]?.requests, won.length);
     });
 
-    it('reclaims expired reservations of a dead node, once, and still bills a late settlement', async (t) => {
+    it('reclaims expired reservations of a dead node, once, and bills nothing for a late settlement', async (t) => {
       const nodes = await openNodes(t, targetFor, 2);
       if (nodes === undefined) return;
       const [first, second] = nodes as [Database, Database];
@@ -135,7 +167,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const ledgerOf = () =>
         first.db
           .selectFrom('usage_ledger')
-          .select(['id', 'status', 'error_code', 'images_produced'])
+          .select(['id', 'status', 'error_code', 'images_received', 'images_billed'])
           .where('token_id', '=', tokenId)
           .execute();
       assert.deepEqual(
@@ -145,17 +177,22 @@ for (const [backend, targetFor] of BACKENDS) {
       );
       await quota.renew(['dead-2'], 10_000);
       assert.equal(await quota.reclaimExpired(9999), 0, 'a renewed reservation lives on');
-      // The stalled node finally settles its reclaimed reservation: delivered images are billed.
-      await quota.settle('dead-1', tokenId, { ...ledgerRow(tokenId, 3), id: lostRow.id });
-      assert.deepEqual(await standing(first, tokenId), { used: 3, reserved: 2 });
+      // The stalled node finally settles its reclaimed reservation: the lease is lost, so the
+      // images it received are recorded as cost and nothing is billed or delivered.
+      assert.equal(
+        await settle(quota, 'dead-1', tokenId, { ...ledgerRow(tokenId, 3), id: lostRow.id }),
+        'lease-lost',
+      );
+      assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 2 });
       assert.deepEqual(
         (await ledgerOf()).map((row) => [
           row.id,
           Number(row.status),
           row.error_code,
-          Number(row.images_produced),
+          Number(row.images_received),
+          Number(row.images_billed),
         ]),
-        [[lostRow.id, 200, null, 3]],
+        [[lostRow.id, 503, 'lease-lost', 3, 0]],
         'the late settlement replaces the abandoned row instead of adding a second one',
       );
     });
@@ -201,7 +238,7 @@ for (const [backend, targetFor] of BACKENDS) {
       await assert.rejects(admitOn(live), isQuotaRefusal);
       now += 1;
       const ticket = await admitOn(live);
-      await ticket.settle({ imagesProduced: 4, width: 8, height: 8 });
+      await ticket.settle(delivered(4));
       assert.deepEqual(await standing(database, tokenId), { used: 4, reserved: 0 });
     });
 
@@ -233,7 +270,7 @@ for (const [backend, targetFor] of BACKENDS) {
       }
       await node.sweep();
       assert.deepEqual(await standing(database, tokenId), { used: 0, reserved: 2 }, 'still held');
-      await ticket.settle({ imagesProduced: 2, width: 8, height: 8 });
+      await ticket.settle(delivered(2));
       assert.deepEqual(await standing(database, tokenId), { used: 2, reserved: 0 });
     });
   });

@@ -160,7 +160,8 @@ describe('an unreachable rate limiter', () => {
       quota: {
         reserve: async () => true,
         renew: async () => undefined,
-        settle: async () => undefined,
+        settle: async () => 'billed' as const,
+        isBilled: async () => false,
         release: async () => undefined,
         reclaimExpired: async () => 0,
       },

@@ -26,7 +26,10 @@ function row(overrides: Partial<UsageRow>): UsageRow {
     status: 200,
     errorCode: undefined,
     imagesRequested: 1,
-    imagesProduced: 1,
+    imagesReported: undefined,
+    imagesReceived: 1,
+    imagesDelivered: 1,
+    imagesBilled: 1,
     outputSize: '1024*1024',
     costMicros: 40_000,
     gatewayMs: 50,
@@ -57,7 +60,10 @@ describe('imagegate usage and token limits on the command line', () => {
         status: 429,
         errorCode: 'Throttling.AllocationQuota',
         imagesRequested: 4,
-        imagesProduced: 0,
+        imagesReported: undefined,
+        imagesReceived: 0,
+        imagesDelivered: 0,
+        imagesBilled: 0,
         costMicros: 0,
       }),
     ]);
@@ -90,24 +96,24 @@ describe('imagegate usage and token limits on the command line', () => {
     const lines = all.stdout.trimEnd().split('\r\n');
     assert.equal(
       lines[0],
-      'time,request_id,token_id,account,model,mode,channel,status,error_code,images_requested,images_produced,output_size,cost,gateway_ms,upstream_ms,replayed',
+      'time,request_id,token_id,account,model,mode,channel,status,error_code,images_requested,images_reported,images_received,images_delivered,images_billed,output_size,cost,gateway_ms,upstream_ms,replayed',
     );
     assert.equal(lines.length, 4);
     assert.equal(
       lines[2],
-      `2025-01-01T00:00:00.020Z,req-2,tok_a,acme,${MODEL_B},text-to-image,"ds, ""primary""",200,,1,1,1024*1024,0.040000,50,40,false`,
+      `2025-01-01T00:00:00.020Z,req-2,tok_a,acme,${MODEL_B},text-to-image,"ds, ""primary""",200,,1,,1,1,1,1024*1024,0.040000,50,40,false`,
     );
 
     assert.equal(
       byModel.stdout,
-      'model,requests,succeeded,failed,images_requested,images_produced,cost\r\n' +
-        `${MODEL_A},2,1,1,5,1,0.040000\r\n${MODEL_B},1,1,0,1,1,0.040000\r\n`,
+      'model,requests,succeeded,failed,images_requested,images_received,images_delivered,images_billed,cost\r\n' +
+        `${MODEL_A},2,1,1,5,1,1,1,0.040000\r\n${MODEL_B},1,1,0,1,1,1,1,0.040000\r\n`,
     );
     assert.match(byDay.stdout, /^DAY\s+REQUESTS\s+SUCCEEDED\s+FAILED/);
-    assert.match(byDay.stdout, /2025-01-01\s+2\s+2\s+0\s+2\s+2\s+0\.080000/);
+    assert.match(byDay.stdout, /2025-01-01\s+2\s+2\s+0\s+2\s+2\s+2\s+2\s+0\.080000/);
     assert.match(
       byDay.stdout,
-      /total: 3 requests \(2 succeeded, 1 failed\), 2 of 6 images requested produced, cost 0\.080000/,
+      /total: 3 requests \(2 succeeded, 1 failed\), 2 of 6 images requested delivered, 2 billed, cost 0\.080000/,
     );
 
     assert.equal(oneToken.stdout.trimEnd().split('\r\n').length, 2);

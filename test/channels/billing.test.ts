@@ -56,7 +56,8 @@ describe('billing what the upstream produced', () => {
     });
     assert.deepEqual(reserved, [12]);
     assert.equal(settlements.length, 1);
-    assert.equal(settlements[0]?.imagesProduced, 3);
+    assert.equal(settlements[0]?.imagesDelivered, 3);
+    assert.equal(settlements[0]?.imagesReported, 3);
     assert.equal(settlements[0]?.channel, 'ds-primary');
     assert.equal(typeof settlements[0]?.upstreamMs, 'number');
     assert.ok(result.imageUrls.every((url) => url.startsWith('http://gateway.test/images/')));

@@ -97,7 +97,7 @@ describe('the DashScope adapter against a protocol-faithful fake', () => {
       jobFor(requestBody(MODEL_A, { enable_sequential: true, n: 12 })),
     );
     assert.ok(result.ok);
-    assert.equal(result.output.imageCount, 3);
+    assert.equal(result.output.imagesReported, 3);
     assert.equal(result.output.images.length, 3);
   });
 

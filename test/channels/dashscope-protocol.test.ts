@@ -137,7 +137,7 @@ describe('reading DashScope answers', () => {
         ],
         width: 1536,
         height: 1024,
-        imageCount: 2,
+        imagesReported: 2,
         tokens: { input: 10, output: 20 },
       },
     });
@@ -153,7 +153,7 @@ describe('reading DashScope answers', () => {
     );
     assert.ok(modelB.ok);
     assert.deepEqual(
-      [modelB.output.width, modelB.output.height, modelB.output.imageCount],
+      [modelB.output.width, modelB.output.height, modelB.output.imagesReported],
       [1328, 1328, 1],
     );
     const results = readDashScopeOutput(
@@ -161,7 +161,7 @@ describe('reading DashScope answers', () => {
       job,
     );
     assert.ok(results.ok);
-    assert.equal(results.output.imageCount, 2);
+    assert.equal(results.output.imagesReported, undefined, 'no usage: nothing reported');
     assert.deepEqual(
       [results.output.width, results.output.height],
       [2048, 2048],

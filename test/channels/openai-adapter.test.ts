@@ -59,9 +59,9 @@ describe('the OpenAI adapter against a protocol-faithful fake', () => {
         result.output.images.length,
         result.output.width,
         result.output.height,
-        result.output.imageCount,
+        result.output.imagesReported,
       ],
-      [2, 1024, 1024, 2],
+      [2, 1024, 1024, undefined],
     );
     assert.equal(fake.calls.at(-1)?.headers.authorization, `Bearer ${fake.apiKey}`);
   });

@@ -133,8 +133,8 @@ describe('reading OpenAI answers', () => {
     assert.ok(read.ok);
     assert.equal(read.output.images.length, 2);
     assert.deepEqual(
-      [read.output.width, read.output.height, read.output.imageCount],
-      [1536, 1024, 2],
+      [read.output.width, read.output.height, read.output.imagesReported],
+      [1536, 1024, undefined],
     );
     assert.deepEqual(read.output.tokens, { input: 3, output: 4 });
     const first = read.output.images[0];

@@ -84,7 +84,7 @@ describe('the channel router', () => {
     const output = await engine.generate(jobFor(requestBody(MODEL_A)));
     assert.equal(output.channel, 'ds-primary');
     assert.equal(typeof output.upstreamLatencyMs, 'number');
-    assert.equal(output.upstreamImageCount, 1);
+    assert.equal(output.imagesReported, 1);
     assert.deepEqual([submissions(primary), submissions(backup)], [1, 0]);
   });
 
@@ -409,7 +409,7 @@ describe('the channel router', () => {
     primary.script({ kind: 'succeed', images: 3, imageCount: 3 });
     const output = await engine.generate(jobFor(requestBody(MODEL_A, { enable_sequential: true })));
     assert.equal(output.channel, 'ds-primary');
-    assert.equal(output.upstreamImageCount, 3);
+    assert.equal(output.imagesReported, 3);
     assert.equal(openai.calls.length, callsBefore);
   });
 

@@ -268,11 +268,12 @@ it('three gateway nodes on one PostgreSQL and Redis share quota, rate limits and
     for (const outcome of outcomes) {
       const row = byRequest.get(outcome.requestId);
       assert.equal(row?.status, outcome.status);
-      assert.equal(row?.imagesProduced, outcome.imageCount);
+      assert.equal(row?.imagesDelivered, outcome.imageCount);
+      assert.equal(row?.imagesBilled, outcome.imageCount);
       assert.equal(row?.errorCode, outcome.code);
     }
     assert.equal(
-      rows.reduce((total, row) => total + row.imagesProduced, 0),
+      rows.reduce((total, row) => total + row.imagesBilled, 0),
       sum(outcomes),
       'ledger totals equal what the responses reported',
     );
@@ -299,7 +300,7 @@ it('three gateway nodes on one PostgreSQL and Redis share quota, rate limits and
   for (const row of abandoned) {
     assert.ok(lostIds.has(row.requestId), `${row.requestId} was really cut off`);
     assert.equal(row.status, 0);
-    assert.equal(row.imagesProduced, 0);
+    assert.equal(row.imagesBilled, 0);
   }
   t.diagnostic(
     `kill: ${killRows.length} ledger rows for ${killOutcomes.length} requests (${killRows.filter((row) => row.status === 200).length} billed)`,
@@ -308,7 +309,7 @@ it('three gateway nodes on one PostgreSQL and Redis share quota, rate limits and
   assert.equal(reserved, 0, 'no quota leaked');
   assert.equal(
     used,
-    killRows.reduce((total, row) => total + row.imagesProduced, 0),
+    killRows.reduce((total, row) => total + row.imagesBilled, 0),
     'quota used equals what the ledger billed',
   );
 });

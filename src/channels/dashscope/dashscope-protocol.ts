@@ -130,13 +130,14 @@ export function readDashScopeOutput(
   const usage = objectAt(body, 'usage');
   const size = outputSizeOf(usage) ?? job.output;
   const images: ProducedImage[] = urls.map((url) => ({ kind: 'upstream', url }));
+  const imagesReported = countAt(usage, 'image_count');
   return {
     ok: true,
     output: {
       images,
       width: size.width,
       height: size.height,
-      imageCount: countAt(usage, 'image_count') ?? images.length,
+      ...(imagesReported === undefined ? {} : { imagesReported }),
       ...tokensAt(usage),
     },
   };

@@ -20,7 +20,6 @@ export class LocalAdapter implements ChannelAdapter {
           images: output.images,
           width: output.width,
           height: output.height,
-          imageCount: output.images.length,
           ...(output.tokens === undefined ? {} : { tokens: output.tokens }),
         },
       };

@@ -118,7 +118,6 @@ export function readOpenAiOutput(
       images,
       width: size.width,
       height: size.height,
-      imageCount: images.length,
       ...tokensAt(usage),
     },
   };

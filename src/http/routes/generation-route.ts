@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { generationPaths } from '../../domain/api-paths.js';
+import { maxImagesOf } from '../../domain/generation-request.js';
+import { CallerGone } from '../../errors/caller-gone.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { GenerationService } from '../../generation/generation-service.js';
 import { shapeResponse } from '../../generation/response-shape.js';
@@ -29,10 +31,15 @@ export function registerGenerationRoute(
         const account = accountOf(request);
         const generationRequest = validateRequest(request.body);
         if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
+        const replay = request.idempotentReplay;
+        if (replay !== undefined) {
+          account.replayOf(generationRequest, maxImagesOf(generationRequest), replay.result);
+          return shapeResponse(generationRequest, replay.result, replay.requestId);
+        }
         const abort = new AbortController();
         // The response's close, not the request's: the request closes as soon as its body is read.
         const onClose = () => {
-          if (!reply.raw.writableFinished) abort.abort(new Error('caller disconnected'));
+          if (!reply.raw.writableFinished) abort.abort(new CallerGone());
         };
         reply.raw.once('close', onClose);
         try {
