@@ -7,7 +7,7 @@ import { SqlQuotaStore } from '../store/quota-store.js';
 import { SqlTokenLimitsStore } from '../store/token-limits-store.js';
 import { SqlUsageStore } from '../store/usage-store.js';
 import type { Log } from '../support/log.js';
-import { CachedLimits } from './cached-limits.js';
+import { TtlCache as CachedLimits } from '../support/ttl-cache.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';
 import { openRedis } from './open-redis.js';
 import type { RateLimiter } from './rate-limiter.js';
