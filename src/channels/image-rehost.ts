@@ -2,9 +2,9 @@ import { Readable, pipeline } from 'node:stream';
 import sharp from 'sharp';
 import type { EngineImage } from '../engine/engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { isPng, PNG_SIGNATURE } from '../inputs/read-png-header.js';
 import type { ResultStore } from '../storage/result-store.js';
 import { ByteLimit } from '../support/read-limited.js';
-import { isPng, PNG_SIGNATURE } from './png-size.js';
 import type { UpstreamHttp } from './upstream-http.js';
 
 /** Larger than any PNG an upstream should produce at 4096x4096. */
