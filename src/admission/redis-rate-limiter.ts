@@ -1,29 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RateDecision, RateLimiter, RateRule, SlotHold } from './rate-limiter.js';
-import { GCRA_HIT, SLOT_ACQUIRE, SLOT_RENEW } from './redis-scripts.js';
-
-/** A Lua script sent once and then run by its SHA-1, as Redis caches scripts. */
-class LuaScript {
-  private readonly sha: string;
-
-  constructor(private readonly source: string) {
-    this.sha = createHash('sha1').update(source).digest('hex');
-  }
-
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.eval(this.source, keys.length, ...keys, ...args);
-    }
-  }
-}
-
-const gcraHit = new LuaScript(GCRA_HIT);
-const slotAcquire = new LuaScript(SLOT_ACQUIRE);
-const slotRenew = new LuaScript(SLOT_RENEW);
+import { defineLimiterCommands, type LimiterCommands } from './redis-scripts.js';
 
 function numbers(reply: unknown): number[] {
   if (!Array.isArray(reply) || !reply.every((item) => typeof item === 'number'))
@@ -37,16 +14,20 @@ function numbers(reply: unknown): number[] {
  * connected, calls fail at once instead of queueing.
  */
 export class RedisRateLimiter implements RateLimiter {
+  private readonly redis: Redis & LimiterCommands;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly keyPrefix: string,
     private readonly ownsConnection = true,
-  ) {}
+  ) {
+    this.redis = defineLimiterCommands(redis);
+  }
 
   async hit(key: string, rule: RateRule): Promise<RateDecision> {
     this.ensureReady();
     const [allowed, remaining, resetMs, retryAfterMs] = numbers(
-      await gcraHit.run(this.redis, [this.rateKey(key)], [rule.limit, rule.windowMs]),
+      await this.redis.gcraHit(this.rateKey(key), rule.limit, rule.windowMs),
     );
     return {
       allowed: allowed === 1,
@@ -60,7 +41,7 @@ export class RedisRateLimiter implements RateLimiter {
   async acquireSlot(hold: SlotHold, limit: number, ttlMs: number) {
     this.ensureReady();
     const [acquired, inUse] = numbers(
-      await slotAcquire.run(this.redis, [this.slotKey(hold.key)], [hold.holder, limit, ttlMs]),
+      await this.redis.slotAcquire(this.slotKey(hold.key), hold.holder, limit, ttlMs),
     );
     return { acquired: acquired === 1, limit, inUse: inUse ?? 0 };
   }
@@ -69,9 +50,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (holds.length === 0) return;
     this.ensureReady();
     await Promise.all(
-      holds.map((hold) =>
-        slotRenew.run(this.redis, [this.slotKey(hold.key)], [hold.holder, ttlMs]),
-      ),
+      holds.map((hold) => this.redis.slotRenew(this.slotKey(hold.key), hold.holder, ttlMs)),
     );
   }
 

@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+
 /**
  * Lua run atomically inside Redis. Times come from the Redis server's own clock (TIME), so nodes
  * whose clocks disagree still share one timeline. Redis 5+ replicates script effects, which
@@ -12,7 +14,7 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
  * GCRA, as gcraStep in rate-limiter.ts. KEYS[1]: the key; ARGV: limit, window ms.
  * Returns {allowed 0|1, remaining, reset ms, retry-after ms}.
  */
-export const GCRA_HIT = `${NOW_MS}
+const GCRA_HIT = `${NOW_MS}
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local interval = window / limit
@@ -32,7 +34,7 @@ return {1, math.floor((now - allow_at) / interval), math.ceil(next_tat - now), 0
  * Concurrency slots as a sorted set of holders scored by expiry. KEYS[1]: the set; ARGV: holder,
  * limit, ttl ms. Drops expired holders first. Returns {acquired 0|1, slots in use}.
  */
-export const SLOT_ACQUIRE = `${NOW_MS}
+const SLOT_ACQUIRE = `${NOW_MS}
 local ttl = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local in_use = redis.call('ZCARD', KEYS[1])
@@ -48,10 +50,32 @@ return {1, in_use + 1}
 `;
 
 /** Extends a holder's slot, if it still holds one. KEYS[1]: the set; ARGV: holder, ttl ms. */
-export const SLOT_RENEW = `${NOW_MS}
+const SLOT_RENEW = `${NOW_MS}
 local ttl = tonumber(ARGV[2])
 if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + ttl, ARGV[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 return 0
 `;
+
+/** The scripts as commands on a Redis client; each resolves to the script's reply. */
+export interface LimiterCommands {
+  gcraHit(key: string, limit: number, windowMs: number): Promise<unknown>;
+  slotAcquire(key: string, holder: string, limit: number, ttlMs: number): Promise<unknown>;
+  slotRenew(key: string, holder: string, ttlMs: number): Promise<unknown>;
+}
+
+/**
+ * Defines the scripts as commands of `redis`. ioredis runs each by its SHA-1 and sends the
+ * source once per connection, again after NOSCRIPT (a restarted or flushed Redis).
+ */
+export function defineLimiterCommands(redis: Redis): Redis & LimiterCommands {
+  const scripts: Record<keyof LimiterCommands, string> = {
+    gcraHit: GCRA_HIT,
+    slotAcquire: SLOT_ACQUIRE,
+    slotRenew: SLOT_RENEW,
+  };
+  for (const [name, lua] of Object.entries(scripts))
+    redis.defineCommand(name, { numberOfKeys: 1, lua });
+  return redis as Redis & LimiterCommands;
+}

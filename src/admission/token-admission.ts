@@ -18,7 +18,7 @@ import type {
   Settlement,
 } from './admission.js';
 import type { Log } from '../support/log.js';
-import type { LimitsSource } from './cached-limits.js';
+import type { LimitsSource } from './limits-source.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import { rateHeaders, slotHeaders } from './rate-headers.js';
 import type { RateLimiter, SlotHold } from './rate-limiter.js';

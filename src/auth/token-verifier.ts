@@ -11,7 +11,8 @@ import {
 import type { Config } from '../config/config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Principal } from '../domain/principal.js';
-import type { TokenCache } from './token-cache.js';
+import type { TokenRecord } from '../store/token-store.js';
+import type { TtlCache } from '../support/ttl-cache.js';
 
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256'];
 /** Tolerated clock difference between the token's issuer and this node, for exp and nbf. */
@@ -49,7 +50,7 @@ function unauthorized(message: string): GatewayError {
 export class TokenVerifier {
   constructor(
     private readonly signingKey: Uint8Array,
-    private readonly tokens: TokenCache,
+    private readonly tokens: TtlCache<TokenRecord | undefined>,
     private readonly external: ExternalKeys,
     private readonly now: () => number = Date.now,
   ) {}
@@ -98,7 +99,7 @@ export class TokenVerifier {
     if (typeof payload.jti !== 'string' || typeof payload.sub !== 'string') {
       throw unauthorized('token lacks its jti or sub claim');
     }
-    const record = await this.tokens.get(payload.jti);
+    const record = await this.tokens.find(payload.jti);
     if (record === undefined) throw unauthorized('token is not known to this gateway');
     if (record.revokedAt !== undefined) throw unauthorized('token has been revoked');
     if (record.expiresAt !== undefined && record.expiresAt <= this.now())
@@ -139,7 +140,7 @@ export class TokenVerifier {
     const tokenId = typeof payload.jti === 'string' ? payload.jti : undefined;
     if (tokenId !== undefined) {
       // An external token may be revoked by registering its jti as revoked in the token store.
-      const record = await this.tokens.get(tokenId);
+      const record = await this.tokens.find(tokenId);
       if (record?.revokedAt !== undefined) throw unauthorized('token has been revoked');
     }
     return { tokenId, account: payload.sub, admin: false, issuer: 'external' };

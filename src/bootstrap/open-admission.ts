@@ -7,8 +7,8 @@ import { SqlQuotaStore } from '../store/quota-store.js';
 import { SqlTokenLimitsStore } from '../store/token-limits-store.js';
 import { SqlUsageStore } from '../store/usage-store.js';
 import type { Log } from '../support/log.js';
-import { CachedLimits } from '../admission/cached-limits.js';
 import { MemoryRateLimiter } from '../admission/memory-rate-limiter.js';
+import { TtlCache } from '../support/ttl-cache.js';
 import { openRedis } from './open-redis.js';
 import type { RateLimiter } from '../admission/rate-limiter.js';
 import { RedisRateLimiter } from '../admission/redis-rate-limiter.js';
@@ -53,7 +53,7 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
   const limits = new SqlTokenLimitsStore(database.db);
   const usage = new SqlUsageStore(database.db);
   const admission = new TokenAdmission({
-    limits: new CachedLimits(limits, config.tokenCacheMs, now),
+    limits: new TtlCache(limits, config.tokenCacheMs, now),
     limiter,
     quota,
     prices: settings.imagePrices,

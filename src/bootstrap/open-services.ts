@@ -1,11 +1,11 @@
 import { loadOrCreateSecret } from '../auth/secret.js';
 import { deriveKeys, type DerivedKeys } from '../auth/keys.js';
-import { TokenCache } from '../auth/token-cache.js';
 import { TokenIssuer } from '../auth/token-issuer.js';
 import { loadExternalKeys, TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config/config.js';
 import { type Database, openDatabase } from '../store/database.js';
 import { SqlTokenStore, type TokenStore } from '../store/token-store.js';
+import { TtlCache } from '../support/ttl-cache.js';
 
 /** The stateful parts shared by the server and the CLI, opened from one configuration. */
 export interface Services {
@@ -36,7 +36,7 @@ export async function openServices(
       tokenIssuer: new TokenIssuer(tokenStore, keys.tokenSigning, now),
       tokenVerifier: new TokenVerifier(
         keys.tokenSigning,
-        new TokenCache(tokenStore, config.tokenCacheMs, now),
+        new TtlCache(tokenStore, config.tokenCacheMs, now),
         external,
         now,
       ),

@@ -1,9 +1,10 @@
-import { Readable, Transform, type TransformCallback, pipeline } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import sharp from 'sharp';
 import type { EngineImage, ProducedImage } from '../engine/engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { isPng, PNG_SIGNATURE } from '../inputs/read-png-header.js';
 import type { ResultStore } from '../storage/result-store.js';
-import { isPng, PNG_SIGNATURE } from './png-size.js';
+import { ByteLimit } from '../support/read-limited.js';
 import type { UpstreamHttp } from './upstream-http.js';
 
 /** Larger than any PNG an upstream should produce at 4096x4096. */
@@ -98,7 +99,7 @@ async function rehostOne(
   }
   try {
     const { head, rest } = await peek(answer.body, PNG_SIGNATURE.length);
-    const limited = new ByteLimit(maxBytes);
+    const limited = new ByteLimit(maxBytes, () => new Error(`image larger than ${maxBytes} bytes`));
     const png = isPng(head)
       ? pipeline(rest, limited, ignore)
       : pipeline(rest, limited, sharp({ failOn: 'error' }).png(), ignore);
@@ -144,18 +145,4 @@ async function peek(stream: Readable, count: number): Promise<{ head: Buffer; re
     }
   }
   return { head, rest: Readable.from(whole(), { objectMode: false }) };
-}
-
-class ByteLimit extends Transform {
-  private seen = 0;
-
-  constructor(private readonly limit: number) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.limit) callback(new Error(`image larger than ${this.limit} bytes`));
-    else callback(null, chunk);
-  }
 }

@@ -1,10 +1,5 @@
 import type { PixelSize } from '../domain/generation-request.js';
-
-export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
-export function isPng(bytes: Buffer): boolean {
-  return bytes.length >= PNG_SIGNATURE.length && bytes.subarray(0, 8).equals(PNG_SIGNATURE);
-}
+import { isPng } from '../inputs/read-png-header.js';
 
 /** Width and height from a PNG's IHDR chunk, which the format requires to come first. */
 export function pngSize(bytes: Buffer): PixelSize | undefined {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
+import { readLimited } from '../support/read-limited.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -57,15 +58,20 @@ export class UpstreamHttp {
         signal: outgoing.signal,
         dispatcher: this.agent,
       });
-      const body = await readLimited(response.body, outgoing.maxResponseBytes);
-      if (body === undefined)
+      const read = await readLimited(response.body, outgoing.maxResponseBytes);
+      if (read.kind === 'over-limit')
         return {
           kind: 'failed',
           requestSent: true,
           aborted: false,
           detail: `answer larger than ${outgoing.maxResponseBytes} bytes`,
         };
-      return { kind: 'response', status: response.statusCode, headers: response.headers, body };
+      return {
+        kind: 'response',
+        status: response.statusCode,
+        headers: response.headers,
+        body: read.bytes,
+      };
     } catch (error) {
       return describeFailure(error, tracked.sent(), outgoing.signal);
     }
@@ -119,21 +125,6 @@ function trackSending(outgoing: HttpRequest): {
     body: chunks(),
     sent: () => sent,
   };
-}
-
-async function readLimited(body: Readable, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const bytes = chunk as Buffer;
-    size += bytes.length;
-    if (size > limit) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks);
 }
 
 const DESCRIPTIONS: Record<string, string> = {

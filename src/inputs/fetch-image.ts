@@ -1,9 +1,9 @@
 import { type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors/gateway-error.js';
+import { readLimited } from '../support/read-limited.js';
 import { type HostCheck, resolveCheckedAddresses } from './address-guard.js';
 import { imageTooLarge, invalidUrl } from './input-errors.js';
 import { createPinnedAgent } from './pinned-agent.js';
-import { readLimitedBody } from './read-limited-body.js';
 
 export interface FetchSettings extends HostCheck {
   connectTimeoutMs: number;
@@ -55,6 +55,35 @@ function fetchableUrl(text: string, from: URL | undefined, path: string): URL {
   return url;
 }
 
+/**
+ * The body, refused as soon as it passes `maxBytes`. With a Content-Length (already checked
+ * against the limit) the body must be exactly that long, and is read into one buffer of that
+ * size, so a large image is never held twice.
+ */
+async function readImageBody(
+  body: Dispatcher.ResponseData['body'],
+  declaredLength: number | undefined,
+  maxBytes: number,
+  path: string,
+): Promise<Buffer> {
+  if (declaredLength !== undefined) {
+    const read = await readLimited(body, declaredLength, { preallocate: true });
+    if (read.kind === 'over-limit')
+      throw invalidUrl(path, 'the server sent more bytes than its Content-Length');
+    if (read.bytes.length !== declaredLength) {
+      throw invalidUrl(
+        path,
+        `the response ended after ${read.bytes.length} of ${declaredLength} bytes`,
+      );
+    }
+    return read.bytes;
+  }
+  const read = await readLimited(body, maxBytes);
+  if (read.kind === 'over-limit')
+    throw imageTooLarge(path, maxBytes, `the response passed ${maxBytes} bytes while streaming`);
+  return read.bytes;
+}
+
 async function fetchHop(
   url: URL,
   path: string,
@@ -92,7 +121,7 @@ async function fetchHop(
         `the server declares ${declaredLength} bytes (Content-Length)`,
       );
     }
-    const bytes = await readLimitedBody(body, declaredLength, settings.maxBytes, path);
+    const bytes = await readImageBody(body, declaredLength, settings.maxBytes, path);
     return { kind: 'image', bytes };
   } finally {
     await agent.destroy().catch(() => undefined);

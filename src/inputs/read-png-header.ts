@@ -3,6 +3,10 @@ import { type ImageHeader, ImageHeaderError } from './image-header.js';
 
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
+export function isPng(bytes: Buffer): boolean {
+  return bytes.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE);
+}
+
 const IHDR_OFFSET = PNG_SIGNATURE.length;
 const IHDR_DATA_LENGTH = 13;
 /** Chunk length, type and CRC around the data. */

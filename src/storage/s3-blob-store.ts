@@ -1,20 +1,15 @@
 import { Readable } from 'node:stream';
 import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  type CompletedPart,
-  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
+  paginateListObjectsV2,
   S3Client,
   S3ServiceException,
-  UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import {
   assertBlobKey,
   assertFolder,
@@ -42,6 +37,8 @@ export interface S3BlobStoreOptions {
 
 export const MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
 const DEFAULT_PART_SIZE_BYTES = 8 * 1024 * 1024;
+/** One part in flight per upload, so memory per upload stays bounded by the part size. */
+const PARTS_IN_FLIGHT = 1;
 /** DeleteObjects takes at most 1000 keys, which is also ListObjectsV2's largest page. */
 const MAX_KEYS_PER_PAGE = 1000;
 
@@ -63,33 +60,25 @@ function asBuffer(chunk: unknown): Buffer {
   throw new TypeError('blob streams must yield bytes, not strings or objects');
 }
 
-/**
- * Cuts a stream into parts of at least `partSize` bytes (the last may be smaller), holding at
- * most one part in memory. A first part smaller than `partSize` means the stream has ended.
- */
-async function* partsOf(stream: Readable, partSize: number): AsyncGenerator<Buffer> {
-  let chunks: Buffer[] = [];
-  let size = 0;
-  let yielded = false;
-  for await (const chunk of stream) {
-    const bytes = asBuffer(chunk);
-    chunks.push(bytes);
-    size += bytes.length;
-    if (size >= partSize) {
-      yield Buffer.concat(chunks, size);
-      yielded = true;
-      chunks = [];
-      size = 0;
+/** A stream's bytes passed on unchanged, with the running total of what went through. */
+function countingBytes(source: Readable): { stream: Readable; bytesSeen: () => number } {
+  let seen = 0;
+  async function* passOn(): AsyncGenerator<Buffer> {
+    for await (const chunk of source) {
+      const bytes = asBuffer(chunk);
+      seen += bytes.length;
+      yield bytes;
     }
   }
-  if (size > 0 || !yielded) yield Buffer.concat(chunks, size);
+  return { stream: Readable.from(passOn(), { objectMode: false }), bytesSeen: () => seen };
 }
 
 /**
- * Objects in an S3-compatible bucket, at `<prefix><folder>/<name>`. A Buffer or a stream that
- * ends within one part goes up with one PutObject; a longer stream goes up as a multipart
- * upload, one part in memory at a time, so memory per upload is bounded by the part size and no
- * stream length needs to be known in advance. A failed multipart upload is aborted.
+ * Objects in an S3-compatible bucket, at `<prefix><folder>/<name>`. Writes go through the SDK's
+ * `Upload`: a body that fits in one part goes up with one PutObject, a longer one as a
+ * multipart upload holding one part in memory at a time, so memory per upload is bounded by the
+ * part size and no stream length needs to be known in advance. A failed multipart upload is
+ * aborted.
  */
 export class S3BlobStore implements BlobStore {
   private readonly client: S3Client;
@@ -131,95 +120,36 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
     const objectKey = this.objectKey(key);
-    if (Buffer.isBuffer(body)) return this.putWhole(objectKey, body);
-    const parts = partsOf(body, this.partSize);
-    try {
-      const first = await parts.next();
-      const head = first.done ? Buffer.alloc(0) : first.value;
-      if (head.length < this.partSize) return await this.putWhole(objectKey, head);
-      return await this.putMultipart(objectKey, head, parts);
-    } finally {
-      // Ends the generator, which destroys the source stream if it was not read to the end.
-      await parts.return(undefined);
+    if (Buffer.isBuffer(body)) {
+      await this.upload(objectKey, body);
+      return { size: body.length };
     }
+    const counted = countingBytes(body);
+    try {
+      await this.upload(objectKey, counted.stream);
+    } finally {
+      // Stops reading a source the upload gave up on; a source read to its end is unaffected.
+      counted.stream.destroy();
+    }
+    return { size: counted.bytesSeen() };
   }
 
-  private async putWhole(objectKey: string, bytes: Buffer): Promise<BlobHead> {
-    await this.client.send(
-      new PutObjectCommand({
+  private async upload(objectKey: string, body: Buffer | Readable): Promise<void> {
+    await new Upload({
+      client: this.client,
+      params: {
         Bucket: this.bucket,
         Key: objectKey,
-        Body: bytes,
-        ContentLength: bytes.length,
-        ContentType: contentTypeOf(objectKey),
-      }),
-    );
-    return { size: bytes.length };
-  }
-
-  private async putMultipart(
-    objectKey: string,
-    firstPart: Buffer,
-    rest: AsyncGenerator<Buffer>,
-  ): Promise<BlobHead> {
-    const { UploadId: uploadId } = await this.client.send(
-      new CreateMultipartUploadCommand({
-        Bucket: this.bucket,
-        Key: objectKey,
+        Body: body,
         ContentType: contentTypeOf(objectKey),
         ChecksumAlgorithm: 'CRC32',
-      }),
-    );
-    if (uploadId === undefined) throw new Error('S3 CreateMultipartUpload returned no UploadId');
-    try {
-      const completed: CompletedPart[] = [];
-      let size = 0;
-      let part: Buffer | undefined = firstPart;
-      while (part !== undefined) {
-        const partNumber = completed.length + 1;
-        const uploaded = await this.client.send(
-          new UploadPartCommand({
-            Bucket: this.bucket,
-            Key: objectKey,
-            UploadId: uploadId,
-            PartNumber: partNumber,
-            Body: part,
-            ContentLength: part.length,
-            ChecksumAlgorithm: 'CRC32',
-          }),
-        );
-        completed.push({
-          PartNumber: partNumber,
-          ETag: uploaded.ETag,
-          ChecksumCRC32: uploaded.ChecksumCRC32,
-        });
-        size += part.length;
-        const next = await rest.next();
-        part = next.done ? undefined : next.value;
-      }
-      await this.client.send(
-        new CompleteMultipartUploadCommand({
-          Bucket: this.bucket,
-          Key: objectKey,
-          UploadId: uploadId,
-          MultipartUpload: { Parts: completed },
-        }),
-      );
-      return { size };
-    } catch (error) {
-      await this.client
-        .send(
-          new AbortMultipartUploadCommand({
-            Bucket: this.bucket,
-            Key: objectKey,
-            UploadId: uploadId,
-          }),
-        )
-        // The upload's own failure is the one worth reporting; an orphaned upload is reclaimed
-        // by a bucket lifecycle rule (docs/storage.md).
-        .catch(() => undefined);
-      throw error;
-    }
+      },
+      partSize: this.partSize,
+      queueSize: PARTS_IN_FLIGHT,
+      // A failed multipart upload is aborted; one whose abort fails as well is reclaimed by a
+      // bucket lifecycle rule (docs/storage.md).
+      leavePartsOnError: false,
+    }).done();
   }
 
   async get(key: BlobKey): Promise<BlobObject | undefined> {
@@ -257,57 +187,46 @@ export class S3BlobStore implements BlobStore {
 
   async listFolders(): Promise<string[]> {
     const folders: string[] = [];
-    let continuationToken: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: this.prefix,
-          Delimiter: '/',
-          ContinuationToken: continuationToken,
-        }),
-      );
+    const pages = paginateListObjectsV2(
+      { client: this.client },
+      { Bucket: this.bucket, Prefix: this.prefix, Delimiter: '/' },
+    );
+    for await (const page of pages) {
       for (const { Prefix: folderPrefix } of page.CommonPrefixes ?? []) {
         if (folderPrefix === undefined) continue;
         folders.push(folderPrefix.slice(this.prefix.length, -1));
       }
-      continuationToken = page.IsTruncated === true ? page.NextContinuationToken : undefined;
-    } while (continuationToken !== undefined);
+    }
     return folders.sort();
   }
 
   async deleteFolder(folder: string): Promise<number> {
     assertFolder(folder);
     let deleted = 0;
-    let continuationToken: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
+    const pages = paginateListObjectsV2(
+      { client: this.client, pageSize: MAX_KEYS_PER_PAGE },
+      { Bucket: this.bucket, Prefix: `${this.prefix}${folder}/` },
+    );
+    // Each page is deleted before the next is listed; the continuation token names the last key
+    // listed, not a position, so deleting behind it skips nothing.
+    for await (const page of pages) {
+      const keys = (page.Contents ?? []).flatMap(({ Key }) => (Key === undefined ? [] : [Key]));
+      if (keys.length === 0) continue;
+      const result = await this.client.send(
+        new DeleteObjectsCommand({
           Bucket: this.bucket,
-          Prefix: `${this.prefix}${folder}/`,
-          MaxKeys: MAX_KEYS_PER_PAGE,
-          ContinuationToken: continuationToken,
+          Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
         }),
       );
-      const keys = (page.Contents ?? []).flatMap(({ Key }) => (Key === undefined ? [] : [Key]));
-      if (keys.length > 0) {
-        const result = await this.client.send(
-          new DeleteObjectsCommand({
-            Bucket: this.bucket,
-            Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
-          }),
+      const errors = result.Errors ?? [];
+      if (errors.length > 0) {
+        const [first] = errors;
+        throw new Error(
+          `S3 DeleteObjects failed for ${errors.length} of ${keys.length} objects, e.g. ${first?.Key}: ${first?.Code} ${first?.Message}`,
         );
-        const errors = result.Errors ?? [];
-        if (errors.length > 0) {
-          const [first] = errors;
-          throw new Error(
-            `S3 DeleteObjects failed for ${errors.length} of ${keys.length} objects, e.g. ${first?.Key}: ${first?.Code} ${first?.Message}`,
-          );
-        }
-        deleted += keys.length;
       }
-      continuationToken = page.IsTruncated === true ? page.NextContinuationToken : undefined;
-    } while (continuationToken !== undefined);
+      deleted += keys.length;
+    }
     return deleted;
   }
 

@@ -2,7 +2,6 @@ import { RequestAccount } from '../../src/ledger/request-account.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { silentLog } from '../../src/support/log.js';
 import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
@@ -15,7 +14,7 @@ import { modelABody } from '../helpers/requests.js';
 
 interface LimiterUnderTest {
   limiters: RateLimiter[];
-  /** Lets time pass: a fake clock for the in-process limiter, real time for Redis. */
+  /** Lets `ms` pass for every key of the test, without waiting. */
   advance(ms: number): Promise<void>;
 }
 
@@ -33,6 +32,33 @@ const memory: Factory = async (_t, instances) => {
   };
 };
 
+/**
+ * The Redis scripts read the server's clock, which a test cannot move. Moving every time stored
+ * under `prefix` (rate keys' arrival times, slot holders' expiries, key expiries) `ms` into the
+ * past is the same to them as `ms` passing.
+ */
+async function moveStoredTimesBack(redis: Redis, prefix: string, ms: number): Promise<void> {
+  for (const storedKey of await redis.keys(`${prefix}*`)) {
+    const expiresInMs = await redis.pttl(storedKey);
+    if (expiresInMs <= ms) {
+      await redis.del(storedKey);
+      continue;
+    }
+    const type = await redis.type(storedKey);
+    if (type === 'string') {
+      const tat = Number(await redis.get(storedKey));
+      await redis.set(storedKey, String(tat - ms), 'PX', expiresInMs - ms);
+    } else if (type === 'zset') {
+      const flat = await redis.zrange(storedKey, 0, -1, 'WITHSCORES');
+      for (let index = 0; index < flat.length; index += 2)
+        await redis.zadd(storedKey, Number(flat[index + 1]) - ms, flat[index] as string);
+      await redis.pexpire(storedKey, expiresInMs - ms);
+    } else {
+      throw new Error(`the limiter stored a ${type} at ${storedKey}`);
+    }
+  }
+}
+
 const redis: Factory = async (t, instances) => {
   const target = await redisTarget(t);
   if (target === undefined) return undefined;
@@ -45,10 +71,12 @@ const redis: Factory = async (t, instances) => {
     limiters.push(limiter);
     t.after(() => limiter.close());
   }
-  return { limiters, advance: (ms) => sleep(ms) };
+  return { limiters, advance: (ms) => moveStoredTimesBack(target.redis, target.prefix, ms) };
 };
 
 const key = () => `key-${randomUUID()}`;
+/** Long enough that the real time the calls take cannot expire a slot early. */
+const SLOT_TTL_MS = 60_000;
 
 for (const [name, factory] of [
   ['in-process', memory],
@@ -59,7 +87,8 @@ for (const [name, factory] of [
       const subject = await factory(t, 1);
       if (subject === undefined) return;
       const [limiter] = subject.limiters as [RateLimiter];
-      const rule = { limit: 5, windowMs: 1000 };
+      // A window long enough that the real time the calls take cannot move a decision.
+      const rule = { limit: 5, windowMs: 60_000 };
       const rateKey = key();
       const burst = [];
       for (let i = 0; i < 5; i++) burst.push(await limiter.hit(rateKey, rule));
@@ -77,11 +106,11 @@ for (const [name, factory] of [
       assert.equal(refused.allowed, false);
       assert.equal(refused.remaining, 0);
       assert.ok(
-        refused.retryAfterMs > 150 && refused.retryAfterMs <= 200,
+        refused.retryAfterMs > 9_000 && refused.retryAfterMs <= 12_000,
         `${refused.retryAfterMs}`,
       );
-      assert.ok(refused.resetMs > 950 && refused.resetMs <= 1000, `${refused.resetMs}`);
-      await subject.advance(230);
+      assert.ok(refused.resetMs > 57_000 && refused.resetMs <= 60_000, `${refused.resetMs}`);
+      await subject.advance(13_800);
       assert.equal((await limiter.hit(rateKey, rule)).allowed, true);
       assert.equal((await limiter.hit(rateKey, rule)).allowed, false);
       assert.equal((await limiter.hit(key(), rule)).allowed, true, 'keys are independent');
@@ -109,31 +138,52 @@ for (const [name, factory] of [
       const holds = Array.from({ length: 30 }, () => ({ key: slotKey, holder: randomUUID() }));
       const decisions = await Promise.all(
         holds.map((hold, index) =>
-          (subject.limiters[index % 3] as RateLimiter).acquireSlot(hold, 3, 400),
+          (subject.limiters[index % 3] as RateLimiter).acquireSlot(hold, 3, SLOT_TTL_MS),
         ),
       );
       const held = holds.filter((_, index) => decisions[index]?.acquired === true);
       assert.equal(held.length, 3);
       const [limiter] = subject.limiters as [RateLimiter];
       const late = { key: slotKey, holder: randomUUID() };
-      assert.deepEqual(await limiter.acquireSlot(late, 3, 400), {
+      assert.deepEqual(await limiter.acquireSlot(late, 3, SLOT_TTL_MS), {
         acquired: false,
         limit: 3,
         inUse: 3,
       });
 
       await limiter.releaseSlot(held[0] as (typeof held)[number]);
-      assert.equal((await limiter.acquireSlot(late, 3, 400)).acquired, true);
+      assert.equal((await limiter.acquireSlot(late, 3, SLOT_TTL_MS)).acquired, true);
 
-      await subject.advance(250);
-      await limiter.renewSlots([late], 400);
-      await subject.advance(250);
+      await subject.advance(35_000);
+      await limiter.renewSlots([late], SLOT_TTL_MS);
+      await subject.advance(35_000);
       // held[1] and held[2] expired (a dead node's slots); `late` was renewed and still counts.
-      const after = await limiter.acquireSlot({ key: slotKey, holder: randomUUID() }, 3, 400);
+      const after = await limiter.acquireSlot(
+        { key: slotKey, holder: randomUUID() },
+        3,
+        SLOT_TTL_MS,
+      );
       assert.deepEqual(after, { acquired: true, limit: 3, inUse: 2 });
     });
   });
 }
+
+describe('the Redis rate limiter after Redis forgets its scripts', () => {
+  it('sends the scripts again and keeps deciding', async (t) => {
+    const target = await redisTarget(t);
+    if (target === undefined) return;
+    const client = new Redis(target.url);
+    await client.ping();
+    const limiter = new RedisRateLimiter(client, target.prefix);
+    t.after(() => limiter.close());
+    const rule = { limit: 2, windowMs: 60_000 };
+    assert.equal((await limiter.hit('flushed', rule)).allowed, true);
+    // As after a Redis restart; other tests' clients resend their scripts the same way.
+    await target.redis.script('FLUSH');
+    assert.equal((await limiter.hit('flushed', rule)).allowed, true);
+    assert.equal((await limiter.hit('flushed', rule)).allowed, false);
+  });
+});
 
 describe('an unreachable rate limiter', () => {
   it('lets requests through (fails open) instead of failing them', async (t) => {

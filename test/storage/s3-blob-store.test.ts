@@ -65,6 +65,20 @@ describe('S3BlobStore against the S3 protocol', () => {
     assert.deepEqual(await bytesOf(object.stream), bytes);
   });
 
+  it('sends a Buffer longer than one part as a multipart upload too', async () => {
+    const bytes = randomBytes(MIN_PART_SIZE_BYTES + 1);
+    assert.deepEqual(await opened.store.put('multi/buffer.png', bytes), { size: bytes.length });
+    assert.deepEqual(operations(), [
+      'CreateMultipartUpload',
+      'UploadPart',
+      'UploadPart',
+      'CompleteMultipartUpload',
+    ]);
+    const stored = opened.s3.objects(TEST_BUCKET).get(`${TEST_PREFIX}multi/buffer.png`);
+    assert.equal(stored?.contentType, 'image/png');
+    assert.deepEqual(stored.body, bytes);
+  });
+
   it('aborts the multipart upload when the source stream fails midway', async () => {
     let sent = 0;
     const failing = new Readable({

@@ -22,14 +22,8 @@ function keyOfUrl(url: string) {
   return objectKeyOf(id, Number(parsed.searchParams.get('expires')));
 }
 
-function until(condition: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return (async () => {
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  })();
+function activeTimeouts(): number {
+  return process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 }
 
 for (const backend of BACKENDS) {
@@ -100,24 +94,38 @@ for (const backend of BACKENDS) {
       }
     });
 
-    it('sweeps on its own once started, on an unref timer, until stopped', async () => {
+    it('sweeps at once when started, then every interval, until stopped', async (t) => {
+      t.mock.timers.enable({ apis: ['setInterval'] });
+      let sweepsStarted = 0;
+      const watched: Pick<BlobStore, 'listFolders' | 'deleteFolder'> = {
+        listFolders: () => {
+          sweepsStarted += 1;
+          return storage.blobs.listFolders();
+        },
+        deleteFolder: (folder) => storage.blobs.deleteFolder(folder),
+      };
       clock.now = T0 + 200 * HOUR;
-      const url = await storage.results.save(Buffer.from('soon gone'));
+      const goneAtStart = await storage.results.save(Buffer.from('gone at start'));
       clock.now = T0 + 226 * HOUR;
-      const timersBefore = process
-        .getActiveResourcesInfo()
-        .filter((resource) => resource === 'Timeout').length;
-      const sweeper = new Sweeper(storage.blobs, { intervalMs: 20, now: () => clock.now });
+      const later = await storage.results.save(Buffer.from('gone at an interval'));
+      const sweeper = new Sweeper(watched as BlobStore, { intervalMs: 20, now: () => clock.now });
+
       sweeper.start();
-      try {
-        const timersAfter = process
-          .getActiveResourcesInfo()
-          .filter((resource) => resource === 'Timeout').length;
-        assert.equal(timersAfter, timersBefore, 'the sweep timer must not keep the process alive');
-        await until(async () => (await storage.blobs.head(keyOfUrl(url))) === undefined);
-      } finally {
-        await sweeper.stop();
-      }
+      assert.equal(sweepsStarted, 1, 'start sweeps at once');
+      await sweeper.sweepOnce(); // joins the sweep in progress
+      assert.equal(sweepsStarted, 1);
+      assert.equal(await storage.blobs.head(keyOfUrl(goneAtStart)), undefined);
+      assert.deepEqual(await storage.blobs.head(keyOfUrl(later)), { size: 19 });
+
+      clock.now = T0 + 252 * HOUR;
+      t.mock.timers.tick(19);
+      assert.equal(sweepsStarted, 1);
+      t.mock.timers.tick(1);
+      assert.equal(sweepsStarted, 2, 'the interval sweeps again');
+      await sweeper.stop(); // waits for the sweep in progress
+      assert.equal(await storage.blobs.head(keyOfUrl(later)), undefined);
+      t.mock.timers.tick(1000);
+      assert.equal(sweepsStarted, 2, 'a stopped sweeper sweeps no more');
     });
   });
 }
@@ -130,7 +138,23 @@ describe('sweeper failures', () => {
     await app.close();
   });
 
-  it('logs a failed sweep and tries again at the next interval', async () => {
+  it('sweeps on an unref timer, which never keeps the process alive', async () => {
+    const idle: Pick<BlobStore, 'listFolders' | 'deleteFolder'> = {
+      listFolders: async () => [],
+      deleteFolder: async () => 0,
+    };
+    const before = activeTimeouts();
+    const sweeper = new Sweeper(idle as BlobStore, { intervalMs: HOUR });
+    sweeper.start();
+    try {
+      assert.equal(activeTimeouts(), before);
+    } finally {
+      await sweeper.stop();
+    }
+  });
+
+  it('logs a failed sweep and tries again at the next interval', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
     let calls = 0;
     const flaky: Pick<BlobStore, 'listFolders' | 'deleteFolder'> = {
       listFolders: async () => {
@@ -141,24 +165,56 @@ describe('sweeper failures', () => {
       deleteFolder: async () => 0,
     };
     const warnings: string[] = [];
-    const log: Log = { ...silentLog, warn: (_details, message) => warnings.push(message) };
+    let warned = () => {};
+    const firstWarning = new Promise<void>((resolve) => (warned = resolve));
+    const log: Log = {
+      ...silentLog,
+      warn: (_details, message) => {
+        warnings.push(message);
+        warned();
+      },
+    };
     const sweeper = new Sweeper(flaky as BlobStore, { intervalMs: 15 });
     sweeper.start(log);
     try {
-      await until(async () => calls >= 2);
+      await firstWarning;
+      assert.equal(calls, 1);
+      t.mock.timers.tick(15);
+      assert.equal(calls, 2);
       assert.equal(warnings.length, 1);
       assert.match(warnings[0] ?? '', /sweep failed/);
     } finally {
       await sweeper.stop();
     }
+    assert.equal(warnings.length, 1, 'the retry succeeded');
   });
 
-  it('does not start a timer when the interval is 0', async () => {
+  it('does not start a sweep while the last one is still running', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    let calls = 0;
+    let finish = () => {};
+    const slow: Pick<BlobStore, 'listFolders' | 'deleteFolder'> = {
+      listFolders: () => {
+        calls += 1;
+        return new Promise<string[]>((resolve) => (finish = () => resolve([])));
+      },
+      deleteFolder: async () => 0,
+    };
+    const sweeper = new Sweeper(slow as BlobStore, { intervalMs: 10 });
+    sweeper.start();
+    t.mock.timers.tick(50);
+    assert.equal(calls, 1);
+    finish();
+    await sweeper.stop();
+  });
+
+  it('does not start a timer when the interval is 0', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
     let calls = 0;
     const store = { listFolders: async () => ((calls += 1), []) } as unknown as BlobStore;
     const sweeper = new Sweeper(store, { intervalMs: 0 });
     sweeper.start();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    t.mock.timers.tick(HOUR);
     assert.equal(calls, 0);
     await sweeper.sweepOnce();
     assert.equal(calls, 1);
