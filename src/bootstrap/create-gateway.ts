@@ -31,9 +31,9 @@ export async function createGateway(
   config: Config,
   now: () => number = Date.now,
 ): Promise<Gateway> {
-  const services = await openServices(config, now);
-  // The app's logger exists only once the app does; admission reports through it from then on.
+  // The app's logger exists only once the app does; services report through it from then on.
   const log = new DeferredLog();
+  const services = await openServices(config, now, log);
   const admission = await openAdmission({ config, database: services.database, now, log }).catch(
     async (error: unknown) => {
       await services.close();

@@ -3,6 +3,7 @@ import { deriveKeys, type DerivedKeys } from '../auth/keys.js';
 import { TokenIssuer } from '../auth/token-issuer.js';
 import { loadExternalKeys, TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config/config.js';
+import { type Log, silentLog } from '../support/log.js';
 import { type Database, openDatabase } from '../store/database.js';
 import { SqlTokenStore, type TokenStore } from '../store/token-store.js';
 import { TtlCache } from '../support/ttl-cache.js';
@@ -21,10 +22,11 @@ export interface Services {
 export async function openServices(
   config: Config,
   now: () => number = Date.now,
+  log: Log = silentLog,
 ): Promise<Services> {
   const secret = await loadOrCreateSecret(config.secret, config.dataDir);
   const keys = deriveKeys(secret);
-  const database = await openDatabase(config.database);
+  const database = await openDatabase(config.database, { log });
   try {
     const tokenStore = new SqlTokenStore(database.db);
     const external = await loadExternalKeys(config.externalTokens);

@@ -1,5 +1,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
+import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+
+/** A database outage is usually a restart or a fail-over: seconds, not minutes. */
+const DATABASE_RETRY_AFTER_S = 2;
 
 /** Fastify's own request errors, translated into the gateway's error table. */
 function fromFastifyError(error: FastifyError): GatewayError | undefined {
@@ -47,6 +51,14 @@ export function gatewayErrorOf(error: unknown, request: FastifyRequest): Gateway
     if (known.status >= 500)
       request.log.warn({ code: known.code, message: known.message }, 'request failed');
     return known;
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: (error as Error).message }, 'database unavailable');
+    return new GatewayError(
+      'Overloaded',
+      "the gateway's database is unavailable or slow; nothing was billed, retry shortly",
+      { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+    );
   }
   request.log.error({ err: error }, 'unexpected error');
   return new GatewayError(

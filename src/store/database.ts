@@ -5,11 +5,46 @@ import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
+import { type Log, silentLog } from '../support/log.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; file: string }
   /** `schema` puts every table in one PostgreSQL schema; tests use it to stay apart. */
   | { kind: 'postgres'; url: string; schema?: string };
+
+/**
+ * Every wait on the database is bounded, so that a database that is down, restarting or frozen,
+ * or a node that stalled while holding locks, fails requests quickly instead of queueing them.
+ */
+export interface DatabaseLimits {
+  /** Connections per node (PostgreSQL). */
+  poolSize: number;
+  /** Longest wait for a pooled connection, or for a new one to connect. */
+  acquireTimeoutMs: number;
+  /** Longest a statement may run; the client gives up a little later if the server is frozen. */
+  statementTimeoutMs: number;
+  /** Longest a statement waits for a row lock (PostgreSQL) or the write lock (SQLite). */
+  lockTimeoutMs: number;
+  /** A session idle inside a transaction this long (its node stalled) is ended, its locks freed. */
+  idleInTransactionTimeoutMs: number;
+}
+
+export const DEFAULT_DATABASE_LIMITS: DatabaseLimits = {
+  poolSize: 10,
+  acquireTimeoutMs: 2000,
+  statementTimeoutMs: 5000,
+  lockTimeoutMs: 2000,
+  idleInTransactionTimeoutMs: 5000,
+};
+
+/** How much later than the server's own statement time-out the client stops waiting. */
+const CLIENT_TIMEOUT_MARGIN_MS = 1000;
+
+export interface DatabaseOptions {
+  limits?: DatabaseLimits;
+  /** Where a pooled connection's failure outside any query is reported (a restart, a kill). */
+  log?: Log;
+}
 
 export interface Database {
   readonly kind: DatabaseTarget['kind'];
@@ -21,8 +56,16 @@ export interface Database {
 const INT8_OID = 20;
 
 /** Opens the database, creating the SQLite file or the PostgreSQL schema, and migrates it. */
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
-  const db = target.kind === 'sqlite' ? await openSqlite(target.file) : await openPostgres(target);
+export async function openDatabase(
+  target: DatabaseTarget,
+  options: DatabaseOptions = {},
+): Promise<Database> {
+  const limits = options.limits ?? DEFAULT_DATABASE_LIMITS;
+  const log = options.log ?? silentLog;
+  const db =
+    target.kind === 'sqlite'
+      ? await openSqlite(target.file, limits)
+      : await openPostgres(target, limits, log);
   try {
     const schema =
       target.kind === 'postgres'
@@ -44,20 +87,21 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   };
 }
 
-async function openSqlite(file: string): Promise<Kysely<DatabaseSchema>> {
+async function openSqlite(file: string, limits: DatabaseLimits): Promise<Kysely<DatabaseSchema>> {
   if (file !== ':memory:') await mkdir(path.dirname(file), { recursive: true });
   const connection = new SQLite(file);
   // WAL lets the CLI write while the server reads; the busy timeout covers the rare overlap.
   connection.pragma('journal_mode = WAL');
-  connection.pragma('busy_timeout = 5000');
+  connection.pragma(`busy_timeout = ${Math.max(limits.lockTimeoutMs, 1)}`);
   connection.pragma('synchronous = NORMAL');
   return new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: connection }) });
 }
 
-async function openPostgres(target: {
-  url: string;
-  schema?: string;
-}): Promise<Kysely<DatabaseSchema>> {
+async function openPostgres(
+  target: { url: string; schema?: string },
+  limits: DatabaseLimits,
+  log: Log,
+): Promise<Kysely<DatabaseSchema>> {
   const types = {
     // Times are stored as bigint milliseconds, which fit a JS number exactly.
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -66,7 +110,10 @@ async function openPostgres(target: {
         : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
   if (target.schema !== undefined) {
-    const client = new pg.Client({ connectionString: target.url });
+    const client = new pg.Client({
+      connectionString: target.url,
+      connectionTimeoutMillis: limits.acquireTimeoutMs,
+    });
     await client.connect();
     try {
       await client.query(`create schema if not exists "${target.schema.replace(/"/g, '""')}"`);
@@ -74,11 +121,30 @@ async function openPostgres(target: {
       await client.end();
     }
   }
+  const settings = [
+    ...(target.schema === undefined ? [] : [`search_path=${target.schema}`]),
+    `statement_timeout=${limits.statementTimeoutMs}`,
+    `lock_timeout=${limits.lockTimeoutMs}`,
+    `idle_in_transaction_session_timeout=${limits.idleInTransactionTimeoutMs}`,
+  ];
+  // Settings in the URL's own `options` would replace these; they are kept, ours follow.
+  const url = new URL(target.url);
+  const urlOptions = url.searchParams.get('options');
+  url.searchParams.delete('options');
   const pool = new pg.Pool({
-    connectionString: target.url,
+    connectionString: url.toString(),
     types,
-    max: 10,
-    ...(target.schema === undefined ? {} : { options: `-c search_path=${target.schema}` }),
+    max: limits.poolSize,
+    connectionTimeoutMillis: limits.acquireTimeoutMs,
+    query_timeout: limits.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+    keepAlive: true,
+    options: [urlOptions ?? '', ...settings.map((setting) => `-c ${setting}`)].join(' ').trim(),
   });
+  // An idle pooled connection that the server ends (a restart, pg_terminate_backend) emits
+  // 'error' on the pool; unhandled, that would end the process. The pool drops the connection
+  // and opens a new one when next needed.
+  pool.on('error', (error: Error) =>
+    log.warn({ err: error.message }, 'a pooled database connection failed; it was dropped'),
+  );
   return new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
 }
