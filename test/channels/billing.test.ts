@@ -103,4 +103,40 @@ describe('billing what the upstream produced', () => {
     assert.equal(released[0]?.channel, 'ds-primary');
     assert.equal(typeof released[0]?.upstreamMs, 'number');
   });
+
+  it('delivers and bills at most n when the upstream sends more, recording the extras', async () => {
+    const settlements: Settlement[] = [];
+    const admission: Admission = {
+      async admit() {
+        return {
+          settle: async (settlement) => void settlements.push(settlement),
+          release: async () => assert.fail('nothing to release'),
+        };
+      },
+    };
+    const pipeline = new GenerationPipeline({
+      inputs: { load: async () => [] },
+      admission,
+      engine: router,
+      results: storage.results,
+    });
+    fake.script({ kind: 'succeed', images: 3, imageCount: 3 });
+    const request = validateRequest(requestBody(MODEL_A, { n: 2 }));
+    const result = await pipeline.generate(request, {
+      requestId: 'billing-3',
+      principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
+      signal: new AbortController().signal,
+      account: new RequestAccount('billing-3', Date.now()),
+    });
+    assert.equal(result.imageUrls.length, 2);
+    assert.deepEqual(
+      [
+        settlements[0]?.imagesReported,
+        settlements[0]?.imagesReceived,
+        settlements[0]?.imagesDelivered,
+      ],
+      [3, 3, 2],
+    );
+    assert.equal(shapeResponse(request, result, 'billing-3').usage.image_count, 2);
+  });
 });

@@ -36,4 +36,18 @@ describe('storage readiness', () => {
       },
     );
   });
+
+  it('readinessOf counts a dependency that does not answer in time as not ready', async () => {
+    const frozen = () => new Promise<void>(() => undefined);
+    const started = Date.now();
+    await assert.rejects(
+      readinessOf({ database: frozen, storage: async () => undefined }, 50)(),
+      (error: unknown) => {
+        assert.ok(error instanceof NotReadyError);
+        assert.deepEqual(error.failing, ['database']);
+        return true;
+      },
+    );
+    assert.ok(Date.now() - started < 1000, 'answered without waiting for the frozen check');
+  });
 });
