@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal.js';
+import type { ImagePrices } from '../domain/image-prices.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { costOf, type ImagePrices } from '../ledger/prices.js';
+import { costOf } from '../ledger/prices.js';
 import { UsageDraft } from '../ledger/usage-draft.js';
 import type { UsageRow } from '../ledger/usage-row.js';
 import type { ReservationRequest } from '../store/quota-store.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { ImagePrices } from '../ledger/prices.js';
+import type { ImagePrices } from '../domain/image-prices.js';
 import { readChannels } from '../channels/read-channels.js';
 import type { Config } from './config.js';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';
