@@ -1,6 +1,6 @@
 import type { PixelSize } from '../domain/generation-request.js';
 import { isModelId, MODEL_IDS } from '../domain/models.js';
-import { ApiKey } from './api-key.js';
+import { ApiKey } from '../domain/api-key.js';
 import {
   CHANNEL_DEFAULTS,
   CHANNEL_TYPES,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, it } from 'node:test';
-import { ApiKey, redactKeys } from '../../src/channels/api-key.js';
+import { ApiKey, redactKeys } from '../../src/domain/api-key.js';
 import { DEFAULT_LOCAL_CHANNEL } from '../../src/channels/channel-config.js';
 import { readChannels } from '../../src/channels/read-channels.js';
 import { ConfigError, loadConfig } from '../../src/config/load-config.js';
