@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { ImagePrices } from '../domain/image-prices.js';
-import { readChannels } from '../channels/read-channels.js';
 import type { Config } from './config.js';
+import { readChannels } from './read-channels.js';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';
 
 export class ConfigError extends Error {

@@ -1,6 +1,6 @@
+import type { ApiKey } from '../domain/api-key.js';
 import type { PixelSize } from '../domain/generation-request.js';
 import { MODEL_A, MODEL_B, type ModelId } from '../domain/models.js';
-import type { ApiKey } from '../domain/api-key.js';
 
 export const CHANNEL_TYPES = ['dashscope', 'openai', 'local'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
@@ -62,7 +62,7 @@ export interface LocalChannelConfig extends ChannelCommon {
 
 export type ChannelConfig = DashScopeChannelConfig | OpenAiChannelConfig | LocalChannelConfig;
 
-/** DESIGN.md §1: the upstream names of our two models at DashScope. */
+/** The upstream names of our two models at DashScope. */
 export const DEFAULT_DASHSCOPE_MODELS: Readonly<Record<ModelId, string>> = {
   [MODEL_A]: 'wan2.7-image-pro',
   [MODEL_B]: 'qwen-image-2.0-pro',
