@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { reloadChannelsOnSignal } from '../../src/channels/reload-on-signal.js';
+import { reloadChannelsOnSignal } from '../../src/bootstrap/reload-channels-on-signal.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
