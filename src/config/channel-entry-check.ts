@@ -7,6 +7,7 @@ import {
   type SchemaProblem,
 } from '../validate/schema-check.js';
 import { HTTP_BASE_URL_FORMAT, isHttpBaseUrl } from './channel-schemas.js';
+import { isMapping, type Mapping } from './mapping.js';
 
 export type Failure = { ok: false; problems: SchemaProblem[] };
 
@@ -76,12 +77,6 @@ export class ChannelEntryCheck<S extends TObject> {
       ),
     );
   }
-}
-
-export type Mapping = Record<string, unknown>;
-
-export function isMapping(value: unknown): value is Mapping {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `sizes[0]` -> `sizes`: the entry's field a problem's path starts in. */

@@ -16,7 +16,7 @@ import {
   type ModelMap,
   type OpenAiChannelConfig,
 } from './channel-config.js';
-import { ChannelEntryCheck, type Failure, isMapping, type Mapping } from './channel-entry-check.js';
+import { ChannelEntryCheck, type Failure } from './channel-entry-check.js';
 import {
   DashScopeEntry,
   LocalEntry,
@@ -24,6 +24,7 @@ import {
   OpenAiEntry,
   UntypedEntry,
 } from './channel-schemas.js';
+import { isMapping, type Mapping } from './mapping.js';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
