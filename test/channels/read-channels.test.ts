@@ -178,6 +178,25 @@ describe('reading the channels setting', () => {
       'gw.yaml: channels[0].base_url is required',
     ]);
   });
+
+  it('takes a field left empty as absent, and still reports an empty field it does not know', () => {
+    const empty = read(
+      [
+        { name: 'ds', type: 'dashscope', base_url: 'https://h', api_key: null, api_key_env: 'K' },
+        { name: 'l', type: 'local', priority: null, weight: null },
+      ],
+      { K: SECRET },
+    );
+    assert.deepEqual(empty.problems, []);
+    const [ds, local] = empty.channels;
+    assert.equal(ds?.type === 'dashscope' && ds.apiKey.reveal(), SECRET);
+    assert.equal(local?.priority, 0);
+    assert.equal(local?.weight, 1);
+
+    assert.deepEqual(read([{ name: 'l', type: 'local', colour: null }]).problems, [
+      'gw.yaml: channels[0].colour is an unknown setting for local channels',
+    ]);
+  });
 });
 
 describe('channels in the configuration file', () => {
