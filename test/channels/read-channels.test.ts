@@ -23,7 +23,7 @@ describe('reading the channels setting', () => {
     assert.deepEqual(read([]), { channels: [DEFAULT_LOCAL_CHANNEL], problems: [] });
   });
 
-  it('reads a DashScope channel with defaults, the key from its environment variable and DESIGN.md model names', () => {
+  it('reads a DashScope channel with defaults, the key from its environment variable and the default upstream model names', () => {
     const { channels, problems } = read(
       [
         {
