@@ -1,6 +1,6 @@
 import { createGateway } from './bootstrap/create-gateway.js';
+import { reloadChannelsOnSignal } from './bootstrap/reload-channels-on-signal.js';
 import { VERSION } from './bootstrap/version.js';
-import { reloadChannelsOnSignal } from './channels/reload-on-signal.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { generationPaths } from './domain/api-paths.js';
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { ImagePrices } from '../domain/image-prices.js';
 import type { Principal } from '../domain/principal.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { costOf, type ImagePrices } from '../ledger/prices.js';
+import { costOf } from '../ledger/prices.js';
 import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type {

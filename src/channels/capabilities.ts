@@ -1,6 +1,6 @@
+import type { ChannelConfig } from '../config/channel-config.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
-import type { ChannelConfig } from './channel-config.js';
 
 /** What a channel can do beyond plain text-to-image. */
 export interface ChannelCapabilities {

@@ -1,4 +1,4 @@
-import type { BreakerSettings } from './channel-config.js';
+import type { BreakerSettings } from '../config/channel-config.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 
 export interface FailureRecord {

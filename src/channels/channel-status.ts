@@ -1,5 +1,5 @@
+import type { ChannelType, ModelMap } from '../config/channel-config.js';
 import type { ChannelCapabilities } from './capabilities.js';
-import type { ChannelType, ModelMap } from './channel-config.js';
 import type { Channel } from './channel.js';
 import type { BreakerState } from './circuit-breaker.js';
 

@@ -1,7 +1,7 @@
+import type { ChannelConfig } from '../config/channel-config.js';
 import type { Engine, PngImage } from '../engine/engine.js';
 import type { ChannelAdapter } from './attempt-result.js';
 import { type ChannelCapabilities, capabilitiesOf } from './capabilities.js';
-import type { ChannelConfig } from './channel-config.js';
 import { ChannelHealth } from './channel-health.js';
 import { DashScopeAdapter } from './dashscope/dashscope-adapter.js';
 import { LocalAdapter } from './local/local-adapter.js';

@@ -1,3 +1,4 @@
+import type { ChannelConfig } from '../config/channel-config.js';
 import type { Engine, EngineJob, EngineOutput } from '../engine/engine.js';
 import {
   type Channel,
@@ -5,7 +6,6 @@ import {
   buildChannel,
   sameDefinition,
 } from './channel.js';
-import type { ChannelConfig } from './channel-config.js';
 import { ChannelRouter, type RouterDependencies } from './channel-router.js';
 import type { ChannelStatus } from './channel-status.js';
 

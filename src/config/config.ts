@@ -1,5 +1,5 @@
-import type { ChannelConfig } from '../channels/channel-config.js';
-import type { ImagePrices } from '../ledger/prices.js';
+import type { ImagePrices } from '../domain/image-prices.js';
+import type { ChannelConfig } from './channel-config.js';
 
 /** The gateway's configuration, read and checked once at start by `loadConfig`. */
 export interface Config {

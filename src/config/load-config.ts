@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { ImagePrices } from '../ledger/prices.js';
-import { readChannels } from '../channels/read-channels.js';
 import type { Config } from './config.js';
-import { SETTINGS, type Setting, type SettingName } from './settings.js';
+import { isMapping, type Mapping } from './mapping.js';
+import { readChannels } from './read-channels.js';
+import { SETTINGS, type Setting } from './settings.js';
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];
@@ -31,12 +31,12 @@ export function loadConfig(env: Environment = process.env): Config {
     if (!known.has(key)) problems.push(`${env.IMAGEGATE_CONFIG}: unknown setting "${key}"`);
   }
 
-  function read<T>(name: SettingName): T | undefined {
-    const setting = SETTINGS[name] as unknown as Setting<T>;
-    const fromEnv = setting.env === undefined ? undefined : env[setting.env];
+  function read<T, Default extends T | undefined>(setting: Setting<T, Default>): T | Default {
+    const variable = setting.env;
+    const fromEnv = variable === undefined ? undefined : env[variable];
     const [source, raw] =
-      fromEnv !== undefined && fromEnv !== ''
-        ? [setting.env as string, fromEnv]
+      variable !== undefined && fromEnv !== undefined && fromEnv !== ''
+        ? [variable, fromEnv]
         : [`${env.IMAGEGATE_CONFIG}: ${setting.file}`, file[setting.file]];
     if (raw === undefined || raw === null) return setting.default;
     const parsed = setting.parse(raw);
@@ -45,69 +45,69 @@ export function loadConfig(env: Environment = process.env): Config {
     return setting.default;
   }
 
-  const host = read<string>('host') as string;
-  const port = read<number>('port') as number;
-  const dataDir = path.resolve(read<string>('dataDir') as string);
-  const databaseUrl = read<string>('databaseUrl');
+  const host = read(SETTINGS.host);
+  const port = read(SETTINGS.port);
+  const dataDir = path.resolve(read(SETTINGS.dataDir));
+  const databaseUrl = read(SETTINGS.databaseUrl);
   const config: Config = {
     host,
     port,
     dataDir,
-    routePrefix: read<string>('routePrefix') as string,
-    maxBodyBytes: read<number>('maxBodyBytes') as number,
+    routePrefix: read(SETTINGS.routePrefix),
+    maxBodyBytes: read(SETTINGS.maxBodyBytes),
     database:
       databaseUrl === undefined
         ? { kind: 'sqlite', file: path.join(dataDir, 'imagegate.db') }
         : { kind: 'postgres', url: databaseUrl },
-    secret: read<string>('secret'),
+    secret: read(SETTINGS.secret),
     externalTokens: {
-      publicKeyFiles: read<string[]>('jwtPublicKeys') ?? [],
-      jwksUrl: read<string>('jwksUrl'),
-      issuer: read<string>('jwtIssuer'),
-      audience: read<string>('jwtAudience'),
+      publicKeyFiles: read(SETTINGS.jwtPublicKeys),
+      jwksUrl: read(SETTINGS.jwksUrl),
+      issuer: read(SETTINGS.jwtIssuer),
+      audience: read(SETTINGS.jwtAudience),
     },
-    tokenCacheMs: read<number>('tokenCacheMs') as number,
-    logLevel: read<Config['logLevel']>('logLevel') as Config['logLevel'],
+    tokenCacheMs: read(SETTINGS.tokenCacheMs),
+    logLevel: read(SETTINGS.logLevel),
     publicBaseUrl: (
-      read<string>('publicBaseUrl') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+      read(SETTINGS.publicBaseUrl) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),
     storage: readStorage(read, dataDir, problems),
-    sweepIntervalMs: read<number>('sweepIntervalMs') as number,
-    allowPrivateImageUrls: read<boolean>('allowPrivateImageUrls') as boolean,
-    imageConnectTimeoutMs: read<number>('imageConnectTimeoutMs') as number,
-    imageFetchTimeoutMs: read<number>('imageFetchTimeoutMs') as number,
+    sweepIntervalMs: read(SETTINGS.sweepIntervalMs),
+    allowPrivateImageUrls: read(SETTINGS.allowPrivateImageUrls),
+    imageConnectTimeoutMs: read(SETTINGS.imageConnectTimeoutMs),
+    imageFetchTimeoutMs: read(SETTINGS.imageFetchTimeoutMs),
     channels: readChannels(
       file[SETTINGS.channels.file],
       env,
       `${env.IMAGEGATE_CONFIG}: channels`,
       problems,
     ),
-    routingDeadlineMs: read<number>('routingDeadlineMs') as number,
+    routingDeadlineMs: read(SETTINGS.routingDeadlineMs),
     admission: {
-      redisUrl: read<string>('redisUrl'),
-      redisKeyPrefix: read<string>('redisKeyPrefix') as string,
-      imagePrices: read<ImagePrices>('imagePrices') as ImagePrices,
-      reservationTtlMs: read<number>('reservationTtlMs') as number,
-      ledgerFlushMs: read<number>('ledgerFlushMs') as number,
-      ledgerBatchSize: read<number>('ledgerBatchSize') as number,
+      redisUrl: read(SETTINGS.redisUrl),
+      redisKeyPrefix: read(SETTINGS.redisKeyPrefix),
+      imagePrices: read(SETTINGS.imagePrices),
+      reservationTtlMs: read(SETTINGS.reservationTtlMs),
+      ledgerFlushMs: read(SETTINGS.ledgerFlushMs),
+      ledgerBatchSize: read(SETTINGS.ledgerBatchSize),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
 
-type ReadSetting = <T>(name: SettingName) => T | undefined;
+type ReadSetting = <T, Default extends T | undefined>(setting: Setting<T, Default>) => T | Default;
 
 function readStorage(read: ReadSetting, dataDir: string, problems: string[]): Config['storage'] {
-  const kind = read<'disk' | 's3'>('storage');
+  const kind = read(SETTINGS.storage);
   const s3 = {
-    bucket: read<string>('s3Bucket'),
-    endpoint: read<string>('s3Endpoint'),
-    region: read<string>('s3Region') as string,
-    accessKeyId: read<string>('s3AccessKeyId'),
-    secretAccessKey: read<string>('s3SecretAccessKey'),
-    forcePathStyle: read<boolean>('s3ForcePathStyle') as boolean,
-    prefix: (read<string>('s3Prefix') ?? '').replace(/([^/])$/, '$1/'),
+    bucket: read(SETTINGS.s3Bucket),
+    endpoint: read(SETTINGS.s3Endpoint),
+    region: read(SETTINGS.s3Region),
+    accessKeyId: read(SETTINGS.s3AccessKeyId),
+    secretAccessKey: read(SETTINGS.s3SecretAccessKey),
+    forcePathStyle: read(SETTINGS.s3ForcePathStyle),
+    prefix: (read(SETTINGS.s3Prefix) ?? '').replace(/([^/])$/, '$1/'),
   };
   if (kind !== 's3') return { kind: 'disk', dataDir };
   if (s3.bucket === undefined)
@@ -121,28 +121,30 @@ function readStorage(read: ReadSetting, dataDir: string, problems: string[]): Co
   return { kind: 's3', ...s3, bucket: s3.bucket ?? '' };
 }
 
-function readConfigFile(file: string | undefined, problems: string[]): Record<string, unknown> {
+function readConfigFile(file: string | undefined, problems: string[]): Mapping {
   if (file === undefined || file === '') return {};
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    problems.push(`IMAGEGATE_CONFIG: cannot read ${file}: ${(error as Error).message}`);
+    problems.push(`IMAGEGATE_CONFIG: cannot read ${file}: ${messageOf(error)}`);
     return {};
   }
   try {
     // YAML is a superset of JSON, so one parser reads both.
     const parsed: unknown = parseYaml(text);
     if (parsed === null || parsed === undefined) return {};
-    if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+    if (!isMapping(parsed)) {
       problems.push(`IMAGEGATE_CONFIG: ${file} must hold a mapping of settings`);
       return {};
     }
-    return parsed as Record<string, unknown>;
+    return parsed;
   } catch (error) {
-    problems.push(
-      `IMAGEGATE_CONFIG: ${file} is not valid YAML or JSON: ${(error as Error).message}`,
-    );
+    problems.push(`IMAGEGATE_CONFIG: ${file} is not valid YAML or JSON: ${messageOf(error)}`);
     return {};
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,5 @@
 import { isModelId, MODEL_IDS } from '../domain/models.js';
-import type { ImagePrices } from '../ledger/prices.js';
-import { parseMicros } from '../ledger/prices.js';
+import { type ImagePrices, parseMicros } from '../domain/image-prices.js';
 import type { Parsed, SettingParser } from './setting-types.js';
 
 /**

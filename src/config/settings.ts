@@ -9,17 +9,20 @@ import {
 } from './setting-types.js';
 import { priceTableSetting } from './price-setting.js';
 
-export interface Setting<T> {
+/** A setting whose value is a T; one without a default reads as `T | undefined`. */
+export interface Setting<T, Default extends T | undefined = T | undefined> {
   /** Environment variable; undefined for a structured setting only the config file can hold. */
   env: string | undefined;
   /** Key in the config file named by IMAGEGATE_CONFIG. */
   file: string;
   parse: SettingParser<T>;
   /** Undefined means "not set" is a valid state, described in the docs. */
-  default: T | undefined;
+  default: Default;
   description: string;
 }
 
+function setting<T>(definition: Setting<T, undefined>): Setting<T, undefined>;
+function setting<T>(definition: Setting<T, NoInfer<T>>): Setting<T, T>;
 function setting<T>(definition: Setting<T>): Setting<T> {
   return definition;
 }
@@ -29,7 +32,7 @@ export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 /**
  * Every setting the gateway reads. docs/configuration.md documents each and a test keeps them in
- * step. Order here is the order problems are reported in.
+ * step.
  */
 export const SETTINGS = {
   host: setting({
@@ -259,7 +262,7 @@ export const SETTINGS = {
   channels: setting<unknown>({
     env: undefined,
     file: 'channels',
-    // readChannels (src/channels) reads it, reporting every problem and resolving key variables.
+    // readChannels reads it, reporting every problem and resolving key variables.
     parse: (raw) => ({ ok: true, value: raw }),
     default: undefined,
     description:

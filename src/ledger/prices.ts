@@ -1,9 +1,5 @@
+import { type ImagePrices, MICROS_PER_UNIT } from '../domain/image-prices.js';
 import type { ModelId } from '../domain/models.js';
-
-/** Price of one generated image per model, in millionths of the operator's currency unit. */
-export type ImagePrices = Readonly<Partial<Record<ModelId, number>>>;
-
-const MICROS = 1_000_000;
 
 /** What `images` images of `model` cost; a model without a price costs nothing. */
 export function costOf(prices: ImagePrices, model: string | undefined, images: number): number {
@@ -15,14 +11,7 @@ export function costOf(prices: ImagePrices, model: string | undefined, images: n
 export function formatMicros(micros: number): string {
   const sign = micros < 0 ? '-' : '';
   const absolute = Math.abs(Math.round(micros));
-  const units = Math.floor(absolute / MICROS);
-  const fraction = String(absolute % MICROS).padStart(6, '0');
+  const units = Math.floor(absolute / MICROS_PER_UNIT);
+  const fraction = String(absolute % MICROS_PER_UNIT).padStart(6, '0');
   return `${sign}${units}.${fraction}`;
-}
-
-/** `0.04` -> `40000`; undefined unless a plain decimal with at most 6 decimal places. */
-export function parseMicros(text: string): number | undefined {
-  const match = /^([0-9]{1,9})(?:\.([0-9]{1,6}))?$/.exec(text.trim());
-  if (match === null) return undefined;
-  return Number(match[1]) * MICROS + Number((match[2] ?? '').padEnd(6, '0'));
 }

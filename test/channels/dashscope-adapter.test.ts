@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AttemptFailure, AttemptResult } from '../../src/channels/attempt-result.js';
-import type { DashScopeChannelConfig } from '../../src/channels/channel-config.js';
 import { DashScopeAdapter } from '../../src/channels/dashscope/dashscope-adapter.js';
 import { UpstreamHttp } from '../../src/channels/upstream-http.js';
+import type { DashScopeChannelConfig } from '../../src/config/channel-config.js';
 import type { EngineJob } from '../../src/engine/engine.js';
 import {
   FAKE_IMAGE_SIZE,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiKey } from '../../src/channels/api-key.js';
+import { ApiKey } from '../../src/domain/api-key.js';
 import {
   classifyDashScopeError,
   dashScopeBody,

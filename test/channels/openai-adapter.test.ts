@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AttemptFailure, AttemptResult } from '../../src/channels/attempt-result.js';
-import type { OpenAiChannelConfig } from '../../src/channels/channel-config.js';
 import { OpenAiAdapter } from '../../src/channels/openai/openai-adapter.js';
 import { UpstreamHttp } from '../../src/channels/upstream-http.js';
+import type { OpenAiChannelConfig } from '../../src/config/channel-config.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fixtures/fake-openai.js';
 import { channels, jobFor, MODEL_B, requestBody } from './channel-fixtures.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { ApiKey } from '../../src/channels/api-key.js';
+import { ApiKey } from '../../src/domain/api-key.js';
 import { encodeMultipart, newBoundary } from '../../src/channels/openai/multipart.js';
 import {
   classifyOpenAiError,

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, it } from 'node:test';
-import { ApiKey, redactKeys } from '../../src/channels/api-key.js';
-import { DEFAULT_LOCAL_CHANNEL } from '../../src/channels/channel-config.js';
-import { readChannels } from '../../src/channels/read-channels.js';
+import { DEFAULT_LOCAL_CHANNEL } from '../../src/config/channel-config.js';
 import { ConfigError, loadConfig } from '../../src/config/load-config.js';
+import { readChannels } from '../../src/config/read-channels.js';
+import { ApiKey, redactKeys } from '../../src/domain/api-key.js';
 
 const SECRET = 'sk-live-very-secret-value-123';
 
@@ -23,7 +23,7 @@ describe('reading the channels setting', () => {
     assert.deepEqual(read([]), { channels: [DEFAULT_LOCAL_CHANNEL], problems: [] });
   });
 
-  it('reads a DashScope channel with defaults, the key from its environment variable and default model names', () => {
+  it('reads a DashScope channel with defaults, the key from its environment variable and the default upstream model names', () => {
     const { channels, problems } = read(
       [
         {
@@ -156,9 +156,9 @@ describe('reading the channels setting', () => {
       /^gw\.yaml: channels\[1\]\.base_url must be an http\(s\) URL without credentials/,
       /^gw\.yaml: channels\[1\]\.models is required$/,
       /^gw\.yaml: channels\[2\]\.type must be one of dashscope, openai, local$/,
-      /^gw\.yaml: channels\[3\]: unknown setting "colour" for this channel type$/,
+      /^gw\.yaml: channels\[3\]\.colour is an unknown setting for local channels$/,
       /^gw\.yaml: channels\[3\]\.timeout_ms must be an integer$/,
-      /^gw\.yaml: channels\[3\]\.models has unknown model "no-such-model"/,
+      /^gw\.yaml: channels\[3\]\.models\.no-such-model is an unknown model; known: /,
       /^gw\.yaml: channels\[5\]\.name "e" is used by another channel$/,
       /^gw\.yaml: channels\[6\] must be a mapping$/,
     ];
@@ -176,6 +176,25 @@ describe('reading the channels setting', () => {
     assert.deepEqual(problems, [
       'gw.yaml: channels[0].api_key_env or api_key is required',
       'gw.yaml: channels[0].base_url is required',
+    ]);
+  });
+
+  it('takes a field left empty as absent, and still reports an empty field it does not know', () => {
+    const empty = read(
+      [
+        { name: 'ds', type: 'dashscope', base_url: 'https://h', api_key: null, api_key_env: 'K' },
+        { name: 'l', type: 'local', priority: null, weight: null },
+      ],
+      { K: SECRET },
+    );
+    assert.deepEqual(empty.problems, []);
+    const [ds, local] = empty.channels;
+    assert.equal(ds?.type === 'dashscope' && ds.apiKey.reveal(), SECRET);
+    assert.equal(local?.priority, 0);
+    assert.equal(local?.weight, 1);
+
+    assert.deepEqual(read([{ name: 'l', type: 'local', colour: null }]).problems, [
+      'gw.yaml: channels[0].colour is an unknown setting for local channels',
     ]);
   });
 });

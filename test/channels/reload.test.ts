@@ -1,13 +1,13 @@
-import { silentLog } from '../../src/support/log.js';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { reloadChannelsOnSignal } from '../../src/channels/reload-on-signal.js';
+import { reloadChannelsOnSignal } from '../../src/bootstrap/reload-channels-on-signal.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { silentLog } from '../../src/support/log.js';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import {
   channels,
@@ -51,9 +51,9 @@ describe('reloading the channel set', () => {
 
   it('swaps the set for new requests while a request in flight finishes on the channel it started with', async () => {
     const router = newRouter([entry(first, 'old')]);
-    first.script({ kind: 'succeed', delayMs: 300 });
+    // A job is bound to the channel set current when generate() is called, so reloading before
+    // anything is awaited finds this request in flight without waiting on a timer.
     const inFlight = router.generate(jobFor(requestBody(MODEL_A)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
     const summary = router.reload({
       channels: channels([entry(second, 'new')]),
       routingDeadlineMs: 60_000,
@@ -146,6 +146,7 @@ describe('reloading the channel set', () => {
       });
 
       await writeFile(file, channelYaml('from-file-2', second, 'SECOND_KEY'));
+      // The reload runs to completion inside emit(): nothing to wait for.
       emitter.emit('SIGHUP');
       assert.deepEqual(
         router.status().map((channel) => channel.name),

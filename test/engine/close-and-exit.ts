@@ -2,8 +2,8 @@
 // router (and so through its shared LocalEngine), closes the router, and must then exit on its
 // own. Prints one JSON line with what it saw.
 import { existsSync, readFileSync } from 'node:fs';
-import { DEFAULT_LOCAL_CHANNEL } from '../../src/channels/channel-config.js';
 import { createRouter } from '../../src/channels/create-router.js';
+import { DEFAULT_LOCAL_CHANNEL } from '../../src/config/channel-config.js';
 import type { ResultStore } from '../../src/storage/result-store.js';
 import { body, jobFor, MODEL_A } from './engine-fixtures.js';
 

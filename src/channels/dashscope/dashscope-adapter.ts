@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { DashScopeChannelConfig } from '../channel-config.js';
+import type { DashScopeChannelConfig } from '../../config/channel-config.js';
 import {
   type AttemptCall,
   type AttemptResult,

@@ -1,3 +1,4 @@
+import { type ApiKey, redactKeys } from '../../domain/api-key.js';
 import type {
   GenerationRequest,
   ModelASize,
@@ -7,7 +8,6 @@ import type { LoadedImage } from '../../domain/loaded-image.js';
 import { MODEL_A } from '../../domain/models.js';
 import type { EngineJob, ProducedImage } from '../../engine/engine.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { type ApiKey, redactKeys } from '../api-key.js';
 import { type AttemptResult, failure, type UpstreamOutput } from '../attempt-result.js';
 import {
   arrayAt,

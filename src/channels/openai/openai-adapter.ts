@@ -1,4 +1,4 @@
-import type { OpenAiChannelConfig } from '../channel-config.js';
+import type { OpenAiChannelConfig } from '../../config/channel-config.js';
 import {
   type AttemptCall,
   type AttemptResult,

@@ -1,8 +1,8 @@
+import { type ApiKey, redactKeys } from '../../domain/api-key.js';
 import type { PixelSize } from '../../domain/generation-request.js';
 import type { ImageFormat } from '../../domain/loaded-image.js';
 import type { EngineJob, ProducedImage } from '../../engine/engine.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { type ApiKey, redactKeys } from '../api-key.js';
 import { type AttemptResult, failure, type UpstreamOutput } from '../attempt-result.js';
 import { arrayAt, excerpt, objectAt, stringAt, tokensAt } from '../json-fields.js';
 import { pngSize } from '../png-size.js';

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
+import type { ChannelSetConfig, ReloadableRouter } from '../channels/reloadable-router.js';
 import { ConfigError } from '../config/load-config.js';
-import type { ChannelSetConfig, ReloadableRouter } from './reloadable-router.js';
 import type { Log } from '../support/log.js';
 
 export interface ReloadOnSignalOptions {

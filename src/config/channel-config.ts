@@ -1,6 +1,6 @@
+import type { ApiKey } from '../domain/api-key.js';
 import type { PixelSize } from '../domain/generation-request.js';
 import { MODEL_A, MODEL_B, type ModelId } from '../domain/models.js';
-import type { ApiKey } from './api-key.js';
 
 export const CHANNEL_TYPES = ['dashscope', 'openai', 'local'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
