@@ -7,7 +7,7 @@ import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { type BillingGateway, gate, startBillingGateway } from '../helpers/billing-gateway.js';
 import { GENERATION_URL, modelABody, modelBBody } from '../helpers/requests.js';
-import { engineStarted } from './engine-started.js';
+import { engineStarted } from '../helpers/engine-started.js';
 
 async function open(t: TestContext, env: Record<string, string> = {}) {
   const gateway = await startBillingGateway({ env });

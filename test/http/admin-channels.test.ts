@@ -4,7 +4,7 @@ import type { Principal } from '../../src/domain/principal.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { buildApp } from '../../src/http/app.js';
-import { channels, routerFor, temporaryStorage } from './channel-fixtures.js';
+import { channels, routerFor, temporaryStorage } from '../channels/channel-fixtures.js';
 
 const KEY = 'sk-admin-test-secret-key-42';
 const principal = (admin: boolean): Principal => ({

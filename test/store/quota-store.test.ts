@@ -15,7 +15,7 @@ import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { validateRequest } from '../../src/validate/validate-request.js';
 import { modelABody } from '../helpers/requests.js';
-import { BACKENDS, insertToken, openNodes } from './backends.js';
+import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
 
 function ledgerRow(tokenId: string, images: number): UsageRow {
   const account = new RequestAccount(randomUUID(), Date.now());

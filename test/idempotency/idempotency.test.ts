@@ -11,7 +11,7 @@ import {
 } from '../helpers/billing-gateway.js';
 import { postgresTarget } from '../helpers/postgres.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
-import { engineStarted } from './engine-started.js';
+import { engineStarted } from '../helpers/engine-started.js';
 
 async function open(t: TestContext, options: BillingGatewayOptions = {}) {
   const gateway = await startBillingGateway(options);

@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test';
 import type { EngineJob, EngineOutput } from '../../src/engine/engine.js';
-import { type FakeEngine, gate } from '../helpers/billing-gateway.js';
+import { type FakeEngine, gate } from './billing-gateway.js';
 
 /**
  * Resolves once the fake engine has been handed its next job: the request has then passed

@@ -9,7 +9,7 @@ import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { openDatabase } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
-import { runInProcess } from '../cli/cli-runs.js';
+import { runInProcess } from './cli-runs.js';
 
 const JAN_1 = Date.UTC(2025, 0, 1);
 const DAY = 86_400_000;

@@ -12,7 +12,7 @@ import {
 } from '../../src/store/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
-import { BACKENDS, insertToken, openNodes } from './backends.js';
+import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
 
 /** The row admission builds for each outcome: billed images only when billed. */
 function rowFor(tokenId: string, rowId: string, delivered: number) {

@@ -7,7 +7,13 @@ import { GenerationPipeline } from '../../src/generation/generation-pipeline.js'
 import { shapeResponse } from '../../src/generation/response-shape.js';
 import { validateRequest } from '../../src/validate/validate-request.js';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
-import { channels, MODEL_A, requestBody, routerFor, temporaryStorage } from './channel-fixtures.js';
+import {
+  channels,
+  MODEL_A,
+  requestBody,
+  routerFor,
+  temporaryStorage,
+} from '../channels/channel-fixtures.js';
 
 describe('billing what the upstream produced', () => {
   let fake: FakeDashScope;

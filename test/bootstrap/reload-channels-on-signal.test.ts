@@ -16,7 +16,7 @@ import {
   requestBody,
   routerFor,
   temporaryStorage,
-} from './channel-fixtures.js';
+} from '../channels/channel-fixtures.js';
 
 describe('reloading the channel set', () => {
   let first: FakeDashScope;

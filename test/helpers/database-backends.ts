@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { type Database, type DatabaseTarget, openDatabase } from '../../src/store/database.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
-import { postgresTarget } from '../helpers/postgres.js';
+import { postgresTarget } from './postgres.js';
 
 type TargetFactory = (t: TestContext) => Promise<DatabaseTarget | undefined>;
 

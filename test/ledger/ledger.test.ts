@@ -7,7 +7,7 @@ import { BatchingLedger } from '../../src/ledger/batching-ledger.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import type { Database } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
-import { BACKENDS, openNodes } from './backends.js';
+import { BACKENDS, openNodes } from '../helpers/database-backends.js';
 
 const DAY = 86_400_000;
 const JAN_1 = Date.UTC(2025, 0, 1);
