@@ -26,7 +26,7 @@ export async function openServices(
 ): Promise<Services> {
   const secret = await loadOrCreateSecret(config.secret, config.dataDir);
   const keys = deriveKeys(secret);
-  const database = await openDatabase(config.database, { log });
+  const database = await openDatabase(config.database, { limits: config.databaseLimits, log });
   try {
     const tokenStore = new SqlTokenStore(database.db);
     const external = await loadExternalKeys(config.externalTokens);

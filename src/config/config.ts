@@ -1,6 +1,23 @@
 import type { ImagePrices } from '../domain/image-prices.js';
 import type { ChannelConfig } from './channel-config.js';
 
+/**
+ * Every wait on the database is bounded, so that a database that is down, restarting or frozen,
+ * or a node that stalled while holding locks, fails requests quickly instead of queueing them.
+ */
+export interface DatabaseLimits {
+  /** Connections per node (PostgreSQL). */
+  poolSize: number;
+  /** Longest wait for a pooled connection, or for a new one to connect. */
+  acquireTimeoutMs: number;
+  /** Longest a statement may run; the client gives up a little later if the server is frozen. */
+  statementTimeoutMs: number;
+  /** Longest a statement waits for a row lock (PostgreSQL) or the write lock (SQLite). */
+  lockTimeoutMs: number;
+  /** A session idle inside a transaction this long (its node stalled) is ended, its locks freed. */
+  idleInTransactionTimeoutMs: number;
+}
+
 /** The gateway's configuration, read and checked once at start by `loadConfig`. */
 export interface Config {
   host: string;
@@ -9,6 +26,7 @@ export interface Config {
   routePrefix: string;
   maxBodyBytes: number;
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+  databaseLimits: DatabaseLimits;
   /** Undefined: generated into the data dir on first start. */
   secret: string | undefined;
   externalTokens: {

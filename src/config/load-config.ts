@@ -59,6 +59,13 @@ export function loadConfig(env: Environment = process.env): Config {
       databaseUrl === undefined
         ? { kind: 'sqlite', file: path.join(dataDir, 'imagegate.db') }
         : { kind: 'postgres', url: databaseUrl },
+    databaseLimits: {
+      poolSize: read(SETTINGS.databasePoolSize),
+      acquireTimeoutMs: read(SETTINGS.databaseAcquireTimeoutMs),
+      statementTimeoutMs: read(SETTINGS.databaseStatementTimeoutMs),
+      lockTimeoutMs: read(SETTINGS.databaseLockTimeoutMs),
+      idleInTransactionTimeoutMs: read(SETTINGS.databaseIdleInTransactionTimeoutMs),
+    },
     secret: read(SETTINGS.secret),
     externalTokens: {
       publicKeyFiles: read(SETTINGS.jwtPublicKeys),

@@ -82,6 +82,46 @@ export const SETTINGS = {
     default: undefined,
     description: 'PostgreSQL connection URL. Unset: SQLite at <data_dir>/imagegate.db.',
   }),
+  databasePoolSize: setting({
+    env: 'IMAGEGATE_DB_POOL_SIZE',
+    file: 'db_pool_size',
+    parse: integerSetting(1, 1000),
+    default: 10,
+    description:
+      'PostgreSQL connections per node.',
+  }),
+  databaseAcquireTimeoutMs: setting({
+    env: 'IMAGEGATE_DB_ACQUIRE_TIMEOUT_MS',
+    file: 'db_acquire_timeout_ms',
+    parse: integerSetting(100, 600000),
+    default: 2000,
+    description:
+      'Longest wait for a pooled PostgreSQL connection (or for a new one to connect); past it the request gets 503 Overloaded.',
+  }),
+  databaseStatementTimeoutMs: setting({
+    env: 'IMAGEGATE_DB_STATEMENT_TIMEOUT_MS',
+    file: 'db_statement_timeout_ms',
+    parse: integerSetting(100, 600000),
+    default: 5000,
+    description:
+      'Longest a database statement may run (PostgreSQL statement_timeout; the client stops waiting 1 s later, for a frozen server).',
+  }),
+  databaseLockTimeoutMs: setting({
+    env: 'IMAGEGATE_DB_LOCK_TIMEOUT_MS',
+    file: 'db_lock_timeout_ms',
+    parse: integerSetting(100, 600000),
+    default: 2000,
+    description:
+      "Longest a statement waits for a row lock (PostgreSQL lock_timeout) or for SQLite's write lock.",
+  }),
+  databaseIdleInTransactionTimeoutMs: setting({
+    env: 'IMAGEGATE_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
+    file: 'db_idle_in_transaction_timeout_ms',
+    parse: integerSetting(100, 600000),
+    default: 5000,
+    description:
+      'A PostgreSQL session idle inside a transaction this long (its node stalled) is ended by the server, and its locks freed.',
+  }),
   secret: setting({
     env: 'IMAGEGATE_SECRET',
     file: 'secret',

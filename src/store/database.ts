@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from './migrations.js';
+import type { DatabaseLimits } from '../config/config.js';
 import type { DatabaseSchema } from './schema.js';
 import { type Log, silentLog } from '../support/log.js';
 
@@ -12,23 +13,7 @@ export type DatabaseTarget =
   /** `schema` puts every table in one PostgreSQL schema; tests use it to stay apart. */
   | { kind: 'postgres'; url: string; schema?: string };
 
-/**
- * Every wait on the database is bounded, so that a database that is down, restarting or frozen,
- * or a node that stalled while holding locks, fails requests quickly instead of queueing them.
- */
-export interface DatabaseLimits {
-  /** Connections per node (PostgreSQL). */
-  poolSize: number;
-  /** Longest wait for a pooled connection, or for a new one to connect. */
-  acquireTimeoutMs: number;
-  /** Longest a statement may run; the client gives up a little later if the server is frozen. */
-  statementTimeoutMs: number;
-  /** Longest a statement waits for a row lock (PostgreSQL) or the write lock (SQLite). */
-  lockTimeoutMs: number;
-  /** A session idle inside a transaction this long (its node stalled) is ended, its locks freed. */
-  idleInTransactionTimeoutMs: number;
-}
-
+/** The defaults of the IMAGEGATE_DB_* settings, for callers without a configuration. */
 export const DEFAULT_DATABASE_LIMITS: DatabaseLimits = {
   poolSize: 10,
   acquireTimeoutMs: 2000,
