@@ -46,7 +46,22 @@ export interface AdmissionTicket {
   release(error: unknown, details?: FailureDetails): Promise<void>;
 }
 
-/** Rate limits, concurrency and quota reservation, checked before any engine is called. */
+/** Allowed models and quota reservation, checked after validation, before any engine is called. */
 export interface Admission {
   admit(request: AdmissionRequest): Promise<AdmissionTicket>;
+}
+
+/** A concurrency slot (if the token has a limit) held until the request's connection ends. */
+export interface GatePass {
+  /** Frees the slot. Never throws; calling it again does nothing. */
+  release(): Promise<void>;
+}
+
+/**
+ * Rate and concurrency limits, decided from the token alone, before the request's body is read:
+ * a caller over its limits never costs the gateway its upload.
+ */
+export interface RequestGate {
+  /** Throws 429 Throttling.RateQuota when the token is over a limit. */
+  pass(principal: Principal, account: RequestAccount): Promise<GatePass>;
 }

@@ -16,6 +16,8 @@ import type {
   AdmissionRequest,
   AdmissionTicket,
   FailureDetails,
+  GatePass,
+  RequestGate,
   Settlement,
 } from './admission.js';
 import type { Log } from '../support/log.js';
@@ -52,15 +54,17 @@ export interface TokenAdmissionOptions {
 }
 
 const MINUTE_MS = 60_000;
+const OPEN_PASS: GatePass = { release: async () => undefined };
 /** A limiter failure is reported at most this often; requests pass meanwhile (fail open). */
 const LIMITER_REPORT_EVERY_MS = 10_000;
 
 /**
- * Admission by the caller's token: allowed models, concurrency, requests per minute and image
- * quota, in that order, each only when the token has that limit. Rate and concurrency fail open
- * when the limiter is unreachable (the quota, in the database, never does).
+ * Admission by the caller's token, each check only when the token has that limit: concurrency and
+ * requests per minute at the gate, before the body is read; allowed models and the image quota
+ * at admission, once the request is validated. Rate and concurrency fail open when the limiter
+ * is unreachable (the quota, in the database, never does).
  */
-export class TokenAdmission implements Admission {
+export class TokenAdmission implements Admission, RequestGate {
   private readonly reservations: Heartbeat<string>;
   private readonly slots: Heartbeat<SlotHold>;
   private lastLimiterReport = 0;
@@ -79,28 +83,42 @@ export class TokenAdmission implements Admission {
     );
   }
 
-  async admit(admission: AdmissionRequest): Promise<AdmissionTicket> {
-    const { principal, request, account } = admission;
+  async pass(principal: Principal, account: RequestAccount): Promise<GatePass> {
     const tokenId = principal.tokenId;
-    if (tokenId === undefined) return this.ticket(principal, account, undefined, undefined);
+    if (tokenId === undefined) return OPEN_PASS;
     const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
-    if (limits.allowedModels !== undefined && !limits.allowedModels.includes(request.model))
-      throw new GatewayError('InvalidApiKey', `this token may not use model ${request.model}`);
-
     const slot = await this.takeSlot(tokenId, limits);
     try {
       await this.countRequest(tokenId, limits, account);
-      const reservationId = await this.reserve(
-        tokenId,
-        limits,
-        admission.maxImages,
-        abandonedRow(account, principal),
-      );
-      return this.ticket(principal, account, slot, reservationId);
     } catch (error) {
       if (slot !== undefined) await this.releaseSlot(slot);
       throw error;
     }
+    if (slot === undefined) return OPEN_PASS;
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        await this.releaseSlot(slot);
+      },
+    };
+  }
+
+  async admit(admission: AdmissionRequest): Promise<AdmissionTicket> {
+    const { principal, request, account } = admission;
+    const tokenId = principal.tokenId;
+    if (tokenId === undefined) return this.ticket(principal, account, undefined);
+    const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
+    if (limits.allowedModels !== undefined && !limits.allowedModels.includes(request.model))
+      throw new GatewayError('InvalidApiKey', `this token may not use model ${request.model}`);
+    const reservationId = await this.reserve(
+      tokenId,
+      limits,
+      admission.maxImages,
+      abandonedRow(account, principal),
+    );
+    return this.ticket(principal, account, reservationId);
   }
 
   /** Stops renewing: whatever is still held expires after the lease. */
@@ -196,7 +214,6 @@ export class TokenAdmission implements Admission {
   private ticket(
     principal: Principal,
     account: RequestAccount,
-    slot: SlotHold | undefined,
     reservationId: string | undefined,
   ): AdmissionTicket {
     const admittedAt = this.options.now();
@@ -215,7 +232,6 @@ export class TokenAdmission implements Admission {
         const outcome = await this.settleHeld(principal, account, reservationId, settlement);
         ended = true;
         account.recorded = true;
-        if (slot !== undefined) await this.releaseSlot(slot);
         if (outcome === 'lease-lost') throw leaseLost();
         if (outcome === 'caller-gone') throw new CallerGone();
       },
@@ -226,10 +242,7 @@ export class TokenAdmission implements Admission {
         account.imagesDelivered = 0;
         account.imagesBilled = 0;
         account.outputSize = undefined;
-        await Promise.all([
-          this.releaseReservation(principal, reservationId),
-          slot === undefined ? undefined : this.releaseSlot(slot),
-        ]);
+        await this.releaseReservation(principal, reservationId);
       },
     };
   }

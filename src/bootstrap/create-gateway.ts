@@ -71,6 +71,7 @@ export async function createGateway(
     images: { blobs: storage.blobs, urls: storage.urls },
     channels,
     ledger: admission.ledger,
+    gate: admission.admission,
     idempotency: admission.idempotency,
     usage: admission.usage,
     now,

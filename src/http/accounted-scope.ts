@@ -1,16 +1,20 @@
 import type { FastifyInstance } from 'fastify';
+import type { RequestGate } from '../admission/admission.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
 import { authenticateRequests } from './authentication-hook.js';
 import { gatewayErrorOf, sendError } from './error-reply.js';
+import { gateRequests } from './gate-hook.js';
 import { honourIdempotencyKeys } from './idempotency-hooks.js';
 import { recordUsage } from './ledger-hooks.js';
 
 export interface AccountedScopeOptions {
   authenticator: Authenticator;
   ledger: LedgerWriter;
+  /** Rate and concurrency limits, before the body is read; without it, none. */
+  gate?: RequestGate | undefined;
   /** Idempotency-Key handling; without it the header is not looked at. */
   idempotency?: IdempotencyKeys | undefined;
   now: () => number;
@@ -18,8 +22,8 @@ export interface AccountedScopeOptions {
 
 /**
  * An encapsulated scope for routes that generate images, whatever their protocol: requests are
- * authenticated before their body is read, accounted in the usage ledger (one row each), and may
- * carry an Idempotency-Key. A failure's code reaches the ledger from the GatewayError itself.
+ * authenticated and held to their token's rate and concurrency limits before their body is read,
+ * accounted in the usage ledger (one row each), and may carry an Idempotency-Key. A failure's code reaches the ledger from the GatewayError itself.
  * Every front door registers its routes through this, so none of them re-implements billing.
  */
 export function registerAccountedScope(
@@ -30,6 +34,7 @@ export function registerAccountedScope(
   void app.register(async (scope) => {
     authenticateRequests(scope, options.authenticator);
     recordUsage(scope, options);
+    if (options.gate !== undefined) gateRequests(scope, options.gate);
     if (options.idempotency !== undefined) honourIdempotencyKeys(scope, options.idempotency);
     scope.setErrorHandler((error, request, reply) => {
       if (error instanceof CallerGone) {

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { RequestGate } from '../admission/admission.js';
 import type { Config } from '../config/config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationService } from '../generation/generation-service.js';
@@ -31,6 +32,8 @@ export interface AppDependencies {
   checkReady: () => Promise<void>;
   version: string;
   now?: () => number;
+  /** Rate and concurrency limits of the generation routes; absent in tests of the bare HTTP layer. */
+  gate?: RequestGate;
   /** Idempotency-Key handling of the generation routes; absent in tests of the bare HTTP layer. */
   idempotency?: IdempotencyKeys;
   /** The usage ledger's reader, for GET /admin/usage. */
@@ -94,6 +97,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     {
       authenticator: deps.authenticator,
       ledger: deps.ledger,
+      gate: deps.gate,
       idempotency: deps.idempotency,
       now,
     },

@@ -224,13 +224,11 @@ describe('an unreachable rate limiter', () => {
     const principal = { tokenId: 'tok_x', account: 'a', admin: false, issuer: 'gateway' as const };
     const request = validateRequest(modelABody());
     for (let i = 0; i < 3; i++) {
-      const ticket = await admission.admit({
-        principal,
-        request,
-        maxImages: 1,
-        account: new RequestAccount(`r${i}`, Date.now()),
-      });
+      const account = new RequestAccount(`r${i}`, Date.now());
+      const pass = await admission.pass(principal, account);
+      const ticket = await admission.admit({ principal, request, maxImages: 1, account });
       await ticket.release(new Error('done'));
+      await pass.release();
     }
     assert.equal(warnings.length, 1, 'reported once, not per request');
     assert.match(warnings[0] as string, /not enforced/);

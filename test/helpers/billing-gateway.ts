@@ -107,6 +107,7 @@ export async function startBillingGateway(
     checkReady: () => services.database.ping(),
     version: 'test',
     ledger: admission.ledger,
+    gate: admission.admission,
     idempotency: admission.idempotency,
     usage: admission.usage,
     now,
