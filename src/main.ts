@@ -1,4 +1,4 @@
-import { createGateway } from './bootstrap/create-gateway.js';
+import { createGateway, type Gateway } from './bootstrap/create-gateway.js';
 import { reloadChannelsOnSignal } from './bootstrap/reload-channels-on-signal.js';
 import { VERSION } from './bootstrap/version.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
@@ -18,14 +18,17 @@ async function main(): Promise<void> {
   const gateway = await createGateway(config);
   const { app } = gateway;
   let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
+  const shutdown = (signal: string) => {
+    if (closing) {
+      // A second signal: stop waiting for requests in flight.
+      app.server.closeAllConnections();
+      return;
+    }
     closing = true;
-    app.log.info({ signal }, 'shutting down');
-    await gateway.close();
+    void drainAndExit(gateway, config.shutdownTimeoutMs, signal);
   };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
   reloadChannelsOnSignal({
     router: gateway.channels,
     loadConfig: () => loadConfig(),
@@ -44,6 +47,38 @@ async function main(): Promise<void> {
       '',
     ].join('\n') + '\n',
   );
+}
+
+/** After the drain deadline, closing must still finish: past this the process exits anyway. */
+const CLOSE_GRACE_MS = 5000;
+
+/**
+ * Stops accepting connections, lets requests in flight finish for up to `deadlineMs`, then closes
+ * the connections still open (their requests stop and bill nothing), writes the ledger's last rows
+ * and exits 0.
+ */
+async function drainAndExit(gateway: Gateway, deadlineMs: number, signal: string): Promise<void> {
+  const { app } = gateway;
+  app.log.info({ signal, deadline_ms: deadlineMs }, 'shutting down: draining requests in flight');
+  const deadline = setTimeout(() => {
+    app.log.warn('shutdown deadline reached: closing the connections still open');
+    app.server.closeAllConnections();
+  }, deadlineMs);
+  const backstop = setTimeout(() => {
+    app.log.error('shutdown did not finish in time; exiting');
+    process.exit(1);
+  }, deadlineMs + CLOSE_GRACE_MS);
+  backstop.unref();
+  let exitCode = 0;
+  try {
+    await gateway.close();
+  } catch (error) {
+    app.log.error({ err: error }, 'shutdown failed');
+    exitCode = 1;
+  }
+  clearTimeout(deadline);
+  app.log.info({ exit_code: exitCode }, 'shut down');
+  process.exit(exitCode);
 }
 
 main().catch((error: unknown) => {

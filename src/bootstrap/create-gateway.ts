@@ -54,6 +54,7 @@ export async function createGateway(
       allowPrivateAddresses: config.allowPrivateImageUrls,
       connectTimeoutMs: config.imageConnectTimeoutMs,
       totalTimeoutMs: config.imageFetchTimeoutMs,
+      maxConcurrentFetches: config.maxImageFetches,
     }),
     admission: admission.admission,
     engine: channels,

@@ -25,6 +25,12 @@ export interface Config {
   dataDir: string;
   routePrefix: string;
   maxBodyBytes: number;
+  maxInFlightRequests: number;
+  maxInFlightBodyBytes: number;
+  maxConnections: number;
+  requestTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  maxImageFetches: number;
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   databaseLimits: DatabaseLimits;
   /** Undefined: generated into the data dir on first start. */

@@ -55,6 +55,12 @@ export function loadConfig(env: Environment = process.env): Config {
     dataDir,
     routePrefix: read(SETTINGS.routePrefix),
     maxBodyBytes: read(SETTINGS.maxBodyBytes),
+    maxInFlightRequests: read(SETTINGS.maxInFlightRequests),
+    maxInFlightBodyBytes: read(SETTINGS.maxInFlightBodyBytes),
+    maxConnections: read(SETTINGS.maxConnections),
+    requestTimeoutMs: read(SETTINGS.requestTimeoutMs),
+    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs),
+    maxImageFetches: read(SETTINGS.maxImageFetches),
     database:
       databaseUrl === undefined
         ? { kind: 'sqlite', file: path.join(dataDir, 'imagegate.db') }
@@ -99,6 +105,10 @@ export function loadConfig(env: Environment = process.env): Config {
       ledgerBatchSize: read(SETTINGS.ledgerBatchSize),
     },
   };
+  if (config.maxInFlightBodyBytes < config.maxBodyBytes)
+    problems.push(
+      `IMAGEGATE_MAX_INFLIGHT_BODY_BYTES (max_inflight_body_bytes) must be at least IMAGEGATE_MAX_BODY_BYTES (${config.maxBodyBytes}), or the largest request could never be admitted`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -75,6 +75,54 @@ export const SETTINGS = {
     description:
       'Largest request body accepted; larger bodies get 413 RequestTooLarge. The default admits 9 images of 20 MB as base64.',
   }),
+  maxInFlightRequests: setting({
+    env: 'IMAGEGATE_MAX_INFLIGHT_REQUESTS',
+    file: 'max_inflight_requests',
+    parse: integerSetting(1, 1_000_000),
+    default: 1024,
+    description:
+      'Requests served at once by this node; past it a request gets 503 Overloaded with Retry-After before its body is read.',
+  }),
+  maxInFlightBodyBytes: setting({
+    env: 'IMAGEGATE_MAX_INFLIGHT_BODY_BYTES',
+    file: 'max_inflight_body_bytes',
+    parse: integerSetting(1024, 64 * 1024 * 1024 * 1024),
+    default: 2 * DEFAULT_MAX_BODY_BYTES,
+    description:
+      'Bytes of request bodies held at once (declared by Content-Length, or counted as they stream); past it 503 Overloaded before the body is read. At least IMAGEGATE_MAX_BODY_BYTES.',
+  }),
+  maxConnections: setting({
+    env: 'IMAGEGATE_MAX_CONNECTIONS',
+    file: 'max_connections',
+    parse: integerSetting(1, 10_000_000),
+    default: 10_000,
+    description:
+      'Open client connections; further ones are refused by the server. Keep it under the file descriptor limit (ulimit -n).',
+  }),
+  requestTimeoutMs: setting({
+    env: 'IMAGEGATE_REQUEST_TIMEOUT_MS',
+    file: 'request_timeout_ms',
+    parse: integerSetting(1000, 3_600_000),
+    default: 120_000,
+    description:
+      'Time for a request to arrive whole (headers within 20 s of it); a slower one gets 408 RequestTimeout and its connection is closed.',
+  }),
+  shutdownTimeoutMs: setting({
+    env: 'IMAGEGATE_SHUTDOWN_TIMEOUT_MS',
+    file: 'shutdown_timeout_ms',
+    parse: integerSetting(0, 3_600_000),
+    default: 10_000,
+    description:
+      'On SIGTERM or SIGINT, how long requests in flight may finish before their connections are closed; then the ledger is flushed and the process exits 0.',
+  }),
+  maxImageFetches: setting({
+    env: 'IMAGEGATE_MAX_IMAGE_FETCHES',
+    file: 'max_image_fetches',
+    parse: integerSetting(1, 10_000),
+    default: 32,
+    description:
+      'Input image URLs fetched at once by this node (each request fetches at most 3 at once); the rest wait their turn.',
+  }),
   databaseUrl: setting({
     env: 'IMAGEGATE_DATABASE_URL',
     file: 'database_url',

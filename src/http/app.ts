@@ -14,6 +14,11 @@ import {
 } from './routes/admin-channels-route.js';
 import { handleError, sendError } from './error-reply.js';
 import { requestIdFor } from './request-id.js';
+import { answerClientError } from './client-error.js';
+import { InFlightBudget } from './in-flight-budget.js';
+import { shedLoad } from './load-shedding.js';
+import { refuseEncodedBodies } from './content-encoding.js';
+import { SETTINGS } from '../config/settings.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import {
   registerGenerationMethodGuard,
@@ -23,8 +28,14 @@ import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';
 
+/** Settings whose defaults suit tests of the bare HTTP layer, which leave them out. */
+type LoadSettings = Pick<
+  Config,
+  'maxInFlightRequests' | 'maxInFlightBodyBytes' | 'maxConnections' | 'requestTimeoutMs'
+>;
+
 export interface AppDependencies {
-  config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'>;
+  config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'> & Partial<LoadSettings>;
   authenticator: Authenticator;
   generation: GenerationService;
   /** Where the ledger rows of requests that billed nothing go. */
@@ -44,19 +55,41 @@ export interface AppDependencies {
   channels?: ChannelStatusSource;
 }
 
+/** Headers must arrive this fast even when the whole request may take longer. */
+const HEADERS_TIMEOUT_MS = 20_000;
+/** How often Node checks connections for the request and headers time-outs (default 30 s). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1000;
+
 export function buildApp(deps: AppDependencies): FastifyInstance {
+  const load: LoadSettings = {
+    maxInFlightRequests: deps.config.maxInFlightRequests ?? SETTINGS.maxInFlightRequests.default,
+    maxInFlightBodyBytes: deps.config.maxInFlightBodyBytes ?? SETTINGS.maxInFlightBodyBytes.default,
+    maxConnections: deps.config.maxConnections ?? SETTINGS.maxConnections.default,
+    requestTimeoutMs: deps.config.requestTimeoutMs ?? SETTINGS.requestTimeoutMs.default,
+  };
   const app = Fastify({
     logger: { level: deps.config.logLevel },
     genReqId: requestIdFor,
     requestIdHeader: false,
     // The generation route sets its own, larger limit; everything else takes small bodies.
     bodyLimit: 64 * 1024,
-    return503OnClosing: true,
+    // Requests that arrive while closing are refused by the load-shedding hook, in our shape.
+    return503OnClosing: false,
+    requestTimeout: load.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, load.requestTimeoutMs),
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
+    clientErrorHandler: answerClientError,
     // One access line per request (below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   });
+  app.server.maxConnections = load.maxConnections;
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
   app.removeContentTypeParser('text/plain');
+
+  shedLoad(app, new InFlightBudget(load.maxInFlightRequests, load.maxInFlightBodyBytes));
+  refuseEncodedBodies(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -38,6 +38,8 @@ function fromFastifyError(error: FastifyError): GatewayError | undefined {
 
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  // Refused before its body arrived: close rather than wait for (or drain) the rest of it.
+  if (!reply.request.raw.complete) reply.header('connection', 'close');
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')

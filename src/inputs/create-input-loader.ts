@@ -11,6 +11,7 @@ import {
   DEFAULT_TOTAL_TIMEOUT_MS,
 } from './image-limits.js';
 import type { InputLoader } from './input-loader.js';
+import { Semaphore } from '../support/semaphore.js';
 
 export interface InputLoaderOptions {
   /** Lifts the address guard for loopback, private and link-local targets (never metadata). */
@@ -23,7 +24,13 @@ export interface InputLoaderOptions {
   maxBytes?: number;
   /** Default 3. */
   maxRedirects?: number;
+  /** URL fetches under way at once in this process; default 32. */
+  maxConcurrentFetches?: number;
 }
+
+/** URL fetches under way at once for one request: nine images never open nine downloads. */
+const FETCHES_PER_REQUEST = 3;
+const DEFAULT_MAX_CONCURRENT_FETCHES = 32;
 
 /** Builds the inputs stage from operator settings. */
 export function createInputLoader(options: InputLoaderOptions): InputLoader {
@@ -36,12 +43,23 @@ export function createInputLoader(options: InputLoaderOptions): InputLoader {
     maxRedirects: options.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
   };
 
-  async function loadOne(image: InputImage, signal: AbortSignal): Promise<LoadedImage> {
+  const processFetches = new Semaphore(
+    options.maxConcurrentFetches ?? DEFAULT_MAX_CONCURRENT_FETCHES,
+  );
+
+  async function loadOne(
+    image: InputImage,
+    requestFetches: Semaphore,
+    signal: AbortSignal,
+  ): Promise<LoadedImage> {
     const { source, path } = image;
     const bytes =
       source.kind === 'data'
         ? decodeBase64Payload(source.base64, path, settings.maxBytes)
-        : await fetchImage(source.url, path, settings, signal);
+        : await requestFetches.run(
+            () => processFetches.run(() => fetchImage(source.url, path, settings, signal), signal),
+            signal,
+          );
     return checkImage(bytes, path, settings.maxBytes);
   }
 
@@ -52,7 +70,10 @@ export function createInputLoader(options: InputLoaderOptions): InputLoader {
       const siblings = new AbortController();
       const loadSignal = AbortSignal.any([signal, siblings.signal]);
       try {
-        return await Promise.all(images.map((image) => loadOne(image, loadSignal)));
+        const requestFetches = new Semaphore(FETCHES_PER_REQUEST);
+        return await Promise.all(
+          images.map((image) => loadOne(image, requestFetches, loadSignal)),
+        );
       } catch (error) {
         siblings.abort();
         throw error;

@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../errors/gateway-error.js';
+
+/**
+ * Bodies are accepted uncompressed only. Without this check a gzip body would be refused as "not
+ * valid JSON", and JSON merely labelled gzip would be accepted; both now get 415, before the body
+ * is read.
+ */
+export function refuseEncodedBodies(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const encoding = request.headers['content-encoding'];
+    if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
+    throw new GatewayError(
+      'UnsupportedMediaType',
+      `Content-Encoding: ${encoding.slice(0, 40)} is not accepted; send the body uncompressed`,
+    );
+  });
+}

@@ -1,0 +1,72 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { InFlightBudget } from './in-flight-budget.js';
+
+/** Routes that answer however loaded the gateway is: an orchestrator must still see it alive. */
+const NEVER_SHED = new Set(['/healthz', '/readyz', '/metrics']);
+/** Shed load is usually gone within a second or two. */
+const RETRY_AFTER_S = '1';
+
+function overloaded(what: string): GatewayError {
+  return new GatewayError('Overloaded', `the gateway is at its limit of ${what}; retry shortly`, {
+    'Retry-After': RETRY_AFTER_S,
+  });
+}
+
+/**
+ * The first hook of every request: it takes a place in the in-flight budget from the declared
+ * `Content-Length`, or refuses the request with 503 Overloaded before any of its body is read.
+ * A body without a declared length is counted while it streams in and cut off once the budget
+ * is spent. The place is given back when the connection's answer is over, whatever its end.
+ */
+export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.decorateRequest('countStreamedBody', undefined);
+  app.addHook('onRequest', async (request, reply) => {
+    if (NEVER_SHED.has(request.routeOptions.url ?? '')) return;
+    // Requests on kept-alive connections still arrive while the server drains.
+    if (closing) throw overloaded('its work: it is shutting down');
+    const declared = Number(request.headers['content-length']);
+    const bodyBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+    if (!budget.tryEnter(bodyBytes))
+      throw overloaded(
+        budget.requests >= budget.maxRequests
+          ? `${budget.maxRequests} requests in flight`
+          : `${budget.maxBodyBytes} bytes of request bodies in flight`,
+      );
+    let held = bodyBytes;
+    reply.raw.once('close', () => budget.leave(held));
+    if (bodyBytes === 0 && request.headers['transfer-encoding'] !== undefined) {
+      request.countStreamedBody = (bytes) => {
+        if (!budget.tryAddBodyBytes(bytes)) return false;
+        held += bytes;
+        return true;
+      };
+    }
+  });
+
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const count = request.countStreamedBody;
+    if (count === undefined) return payload;
+    const counted: Transform & { receivedEncodedLength?: number } = new Transform({
+      transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+        counted.receivedEncodedLength = (counted.receivedEncodedLength ?? 0) + chunk.length;
+        if (count(chunk.length)) callback(null, chunk);
+        else callback(overloaded('bytes of request bodies in flight'));
+      },
+    });
+    payload.on('error', (error) => counted.destroy(error));
+    return payload.pipe(counted);
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** For a body of undeclared length: counts arriving bytes; false once the budget is spent. */
+    countStreamedBody: ((bytes: number) => boolean) | undefined;
+  }
+}

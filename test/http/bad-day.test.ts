@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { describe, it, type TestContext } from 'node:test';
+import { type BillingGateway, gate, startBillingGateway } from '../helpers/billing-gateway.js';
+import { engineStarted } from '../helpers/engine-started.js';
+import { generationHead, rawExchange } from '../helpers/raw-http.js';
+import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+
+async function listening(t: TestContext, env: Record<string, string> = {}) {
+  const gateway = await startBillingGateway({ env });
+  t.after(() => gateway.close());
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = gateway.app.server.address() as AddressInfo;
+  return { gateway, port };
+}
+
+const BODY = JSON.stringify(modelABody());
+
+/** Starts a request that the fake engine holds until `release` is called. */
+async function heldRequest(t: TestContext, gateway: BillingGateway, port: number, auth: string) {
+  const held = gate();
+  gateway.engine.gate = held.promise;
+  const started = engineStarted(t, gateway.engine);
+  const answer = rawExchange(port, generationHead(GENERATION_URL, auth, Buffer.byteLength(BODY)), {
+    body: BODY,
+  });
+  await started;
+  return { answer, release: () => held.open() };
+}
+
+describe('a bad day at the front door', () => {
+  it('refuses past the in-flight request cap with 503 Overloaded before the body, but keeps /healthz', async (t) => {
+    const { gateway, port } = await listening(t, { IMAGEGATE_MAX_INFLIGHT_REQUESTS: '1' });
+    const { authorization } = await gateway.token();
+    const first = await heldRequest(t, gateway, port, authorization);
+    const refused = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, authorization, 10_000_000),
+    );
+    assert.equal(refused.status, 503);
+    assert.equal(JSON.parse(refused.body).code, 'Overloaded');
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.equal(refused.headers.connection, 'close');
+    assert.equal(refused.closedByServer, true, 'the unsent 10 MB body is not waited for');
+    const health = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.equal(health.status, 200);
+    first.release();
+    assert.equal((await first.answer).status, 200);
+    assert.equal(gateway.engine.calls, 1);
+  });
+
+  it('refuses a declared body that would pass the in-flight byte budget, before reading it', async (t) => {
+    const { gateway, port } = await listening(t, {
+      IMAGEGATE_MAX_BODY_BYTES: '1048576',
+      IMAGEGATE_MAX_INFLIGHT_BODY_BYTES: '1500000',
+    });
+    const { authorization } = await gateway.token();
+    // 1 MB declared and only partly sent: it holds its place in the budget.
+    const slow = rawExchange(port, generationHead(GENERATION_URL, authorization, 1_000_000), {
+      body: '{"model":',
+      giveUpAfterMs: 1500,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await rawExchange(port, generationHead(GENERATION_URL, authorization, 600_000));
+    assert.equal(refused.status, 503);
+    assert.match(JSON.parse(refused.body).message, /bytes of request bodies in flight/);
+    assert.equal(refused.closedByServer, true);
+    // A small request still fits.
+    const small = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, authorization, Buffer.byteLength(BODY)),
+      { body: BODY },
+    );
+    assert.equal(small.status, 200);
+    assert.equal((await slow).status, 0, 'the slow upload was still in progress');
+  });
+
+  it('counts a chunked body as it streams and cuts it off past the budget', async (t) => {
+    const { gateway, port } = await listening(t, {
+      IMAGEGATE_MAX_BODY_BYTES: '4194304',
+      IMAGEGATE_MAX_INFLIGHT_BODY_BYTES: '4194304',
+    });
+    const { authorization } = await gateway.token();
+    // Another request's 3 MB declared body leaves 1 MB of budget for the chunked one.
+    const holder = rawExchange(port, generationHead(GENERATION_URL, authorization, 3_000_000), {
+      body: '{',
+      giveUpAfterMs: 1500,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const chunk = Buffer.alloc(512 * 1024, 0x20);
+    const frame = Buffer.concat([
+      Buffer.from(`${chunk.length.toString(16)}\r\n`),
+      chunk,
+      Buffer.from('\r\n'),
+    ]);
+    const chunked = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, authorization, 'chunked'),
+      { body: Buffer.concat([frame, frame, frame, frame]) },
+    );
+    assert.equal(chunked.status, 503);
+    assert.equal(JSON.parse(chunked.body).code, 'Overloaded');
+    assert.equal((await holder).status, 0);
+  });
+
+  it('decides a token rate limit before the body: a refused caller never uploads', async (t) => {
+    const { gateway, port } = await listening(t);
+    const { authorization } = await gateway.token({ limits: { requestsPerMinute: 1 } });
+    const first = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, authorization, Buffer.byteLength(BODY)),
+      { body: BODY },
+    );
+    assert.equal(first.status, 200);
+    const refused = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, authorization, 50_000_000),
+    );
+    assert.equal(refused.status, 429);
+    assert.equal(JSON.parse(refused.body).code, 'Throttling.RateQuota');
+    assert.equal(refused.closedByServer, true);
+    assert.ok(refused.ms < 2000, `answered in ${refused.ms} ms without the 50 MB body`);
+  });
+
+  it('closes the connection of an unauthenticated caller who is still sending', async (t) => {
+    const { port } = await listening(t);
+    const refused = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, 'Bearer not-a-token', 5_000_000),
+      { body: '{"model"' },
+    );
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.connection, 'close');
+    assert.equal(refused.closedByServer, true);
+  });
+
+  it('answers a request that arrives too slowly with 408 RequestTimeout and closes it', async (t) => {
+    const { gateway, port } = await listening(t, { IMAGEGATE_REQUEST_TIMEOUT_MS: '1000' });
+    const { authorization } = await gateway.token();
+    const trickle = await rawExchange(port, generationHead(GENERATION_URL, authorization, 1000), {
+      body: '{',
+      waitForCloseMs: 5000,
+    });
+    assert.equal(trickle.status, 408);
+    assert.equal(JSON.parse(trickle.body).code, 'RequestTimeout');
+    assert.equal(trickle.closedByServer, true);
+    assert.ok(trickle.ms < 4000, `closed after ${trickle.ms} ms`);
+  });
+
+  it('answers what the HTTP parser refuses with the JSON error body', async (t) => {
+    const { port } = await listening(t);
+    const huge = await rawExchange(
+      port,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    assert.equal(huge.status, 431);
+    assert.equal(JSON.parse(huge.body).code, 'RequestHeaderFieldsTooLarge');
+    assert.equal(huge.headers['x-request-id'], JSON.parse(huge.body).request_id);
+    const malformed = await rawExchange(port, 'GARBAGE / NOT-HTTP\r\n\r\n');
+    assert.equal(malformed.status, 400);
+    assert.equal(JSON.parse(malformed.body).code, 'InvalidParameter');
+  });
+
+  it('refuses compressed bodies with 415, whether or not they really are compressed', async (t) => {
+    const { gateway, port } = await listening(t);
+    const { authorization } = await gateway.token();
+    for (const encoding of ['gzip', 'br', 'deflate']) {
+      const answer = await rawExchange(
+        port,
+        generationHead(GENERATION_URL, authorization, Buffer.byteLength(BODY), {
+          'Content-Encoding': encoding,
+        }),
+        { body: BODY },
+      );
+      assert.equal(answer.status, 415, encoding);
+      assert.equal(JSON.parse(answer.body).code, 'UnsupportedMediaType');
+    }
+    const identity = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, authorization, Buffer.byteLength(BODY), {
+        'Content-Encoding': 'identity',
+      }),
+      { body: BODY },
+    );
+    assert.equal(identity.status, 200);
+    assert.equal(gateway.engine.calls, 1);
+  });
+});
