@@ -146,5 +146,9 @@ async function openPostgres(
   pool.on('error', (error: Error) =>
     log.warn({ err: error.message }, 'a pooled database connection failed; it was dropped'),
   );
+  // A connection in use (by a query or a transaction) has no pool listener, and its 'error' event
+  // would end the process just the same. Its failure reaches its query (or its next one, as "not
+  // queryable"), and the pool drops it when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
 }
