@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
+import { discardingUnanswered } from './unanswered-statements.js';
 import { type Log, silentLog } from '../support/log.js';
 
 export type DatabaseTarget =
@@ -150,5 +151,7 @@ async function openPostgres(
   // would end the process just the same. Its failure reaches its query (or its next one, as "not
   // queryable"), and the pool drops it when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<DatabaseSchema>({
+    dialect: new PostgresDialect({ pool: discardingUnanswered(pool) }),
+  });
 }
