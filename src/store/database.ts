@@ -6,6 +6,7 @@ import pg from 'pg';
 import { migrateToLatest } from './migrations.js';
 import type { DatabaseLimits } from '../config/config.js';
 import type { DatabaseSchema } from './schema.js';
+import { discardingUnanswered } from './unanswered-statements.js';
 import { type Log, silentLog } from '../support/log.js';
 
 export type DatabaseTarget =
@@ -131,5 +132,11 @@ async function openPostgres(
   pool.on('error', (error: Error) =>
     log.warn({ err: error.message }, 'a pooled database connection failed; it was dropped'),
   );
-  return new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  // A connection in use (by a query or a transaction) has no pool listener, and its 'error' event
+  // would end the process just the same. Its failure reaches its query (or its next one, as "not
+  // queryable"), and the pool drops it when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return new Kysely<DatabaseSchema>({
+    dialect: new PostgresDialect({ pool: discardingUnanswered(pool) }),
+  });
 }
