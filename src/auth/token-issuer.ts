@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
+import { checkGatewayAccount } from './external-identity.js';
 
 export interface IssueRequest {
   name: string;
@@ -23,6 +24,7 @@ export class TokenIssuer {
   ) {}
 
   async issue(request: IssueRequest): Promise<IssuedToken> {
+    checkGatewayAccount(request.account);
     const createdAt = this.now();
     const record: TokenRecord = {
       id: `tok_${randomBytes(12).toString('base64url')}`,

@@ -13,6 +13,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Principal } from '../domain/principal.js';
 import type { TokenRecord } from '../store/token-store.js';
 import type { TtlCache } from '../support/ttl-cache.js';
+import { externalAccount, externalTokenId } from './external-identity.js';
 
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256'];
 /** Tolerated clock difference between the token's issuer and this node, for exp and nbf. */
@@ -137,13 +138,20 @@ export class TokenVerifier {
     if (payload === undefined) throw describeJoseError(lastError);
     if (typeof payload.sub !== 'string' || payload.sub === '')
       throw unauthorized('token lacks its sub claim');
-    const tokenId = typeof payload.jti === 'string' ? payload.jti : undefined;
+    const tokenId = typeof payload.jti === 'string' ? externalTokenId(payload.jti) : undefined;
     if (tokenId !== undefined) {
-      // An external token may be revoked by registering its jti as revoked in the token store.
+      // An external token may be revoked by registering its id, `ext:<jti>`, as revoked in the
+      // token store.
       const record = await this.tokens.find(tokenId);
       if (record?.revokedAt !== undefined) throw unauthorized('token has been revoked');
     }
-    return { tokenId, account: payload.sub, admin: false, issuer: 'external' };
+    const issuer = typeof payload.iss === 'string' ? payload.iss : undefined;
+    return {
+      tokenId,
+      account: externalAccount(issuer, payload.sub),
+      admin: false,
+      issuer: 'external',
+    };
   }
 
   private timing() {

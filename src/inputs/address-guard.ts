@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { type AddressClass, classifyAddress, describeAddressClass } from './classify-address.js';
 import { invalidUrl } from './input-errors.js';
-import { parseIpAddress } from './ip-address.js';
+import { familyOf, parseIpAddress } from './ip-address.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -83,7 +83,7 @@ export async function resolveCheckedAddresses(
         `${host} is ${describeAddressClass(refused)}, which image URLs may not use`,
       );
     }
-    return [{ address: host, family: literal.family }];
+    return [{ address: host, family: familyOf(literal) }];
   }
 
   let addresses: ResolvedAddress[];

@@ -1,4 +1,5 @@
-import { inPrefix, type IpAddress, parseIpAddress } from './ip-address.js';
+import ipaddr from 'ipaddr.js';
+import { type IpAddress, parseIpAddress, translatedIpv4 } from './ip-address.js';
 
 export type AddressClass =
   | 'public'
@@ -13,95 +14,88 @@ export type AddressClass =
   | 'reserved'
   | 'cloud metadata';
 
-interface Range {
-  network: Uint8Array;
-  prefixLength: number;
-  addressClass: AddressClass;
+/**
+ * Cloud metadata and credential services, checked before any other class: they stay refused
+ * even when private addresses are allowed. Also checked against the IPv4 address inside an
+ * IPv6 form that reaches one.
+ */
+const CLOUD_METADATA = {
+  metadata: [
+    '169.254.169.254/32', // AWS, GCP, Azure, OpenStack, Oracle Cloud, DigitalOcean, ...
+    '169.254.170.2/32', // AWS ECS container credentials
+    '169.254.170.23/32', // AWS EKS Pod Identity
+    '192.0.0.192/32', // Oracle Cloud
+    '100.100.100.200/32', // Alibaba Cloud
+    '168.63.129.16/32', // Azure wire server
+    'fd00:ec2::254/128', // AWS over IPv6
+    'fd00:ec2::23/128', // AWS EKS Pod Identity over IPv6
+    'fd20:ce::254/128', // Google Cloud over IPv6
+  ].map((cidr) => ipaddr.parseCIDR(cidr)),
+};
+
+/** ipaddr.js's IPv4 range names; names not listed here (unicast, as112, amt) are public. */
+const IPV4_CLASSES: Readonly<Record<string, AddressClass>> = {
+  unspecified: 'reserved', // 0.0.0.0/8; 0.0.0.0 itself is told apart below
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  linkLocal: 'link-local',
+  loopback: 'loopback',
+  carrierGradeNat: 'shared',
+  private: 'private',
+  reserved: 'reserved', // 192.0.0.0/24, the TEST-NETs, 198.18.0.0/15, 240.0.0.0/4, ...
+};
+
+/**
+ * ipaddr.js's IPv6 range names; names not listed here (unicast, as112v6, amt) are public. The
+ * forms that carry an IPv4 address are judged by it before this table is read.
+ */
+const IPV6_CLASSES: Readonly<Record<string, AddressClass>> = {
+  unspecified: 'unspecified',
+  loopback: 'loopback',
+  linkLocal: 'link-local',
+  multicast: 'multicast',
+  uniqueLocal: 'unique-local',
+  deprecatedSiteLocal: 'private',
+  rfc6052: 'private', // what remains of it here: 64:ff9b:1::/48, local-use NAT64
+  discard: 'reserved',
+  teredo: 'reserved', // a tunnel to whatever IPv4 address the relay is told
+  benchmarking: 'reserved',
+  deprecatedOrchid: 'reserved',
+  orchid2: 'reserved',
+  droneRemoteIdProtocolEntityTags: 'reserved',
+  segmentRouting: 'reserved',
+  reserved: 'reserved', // 2001::/23, 2001:db8::/32, 3fff::/20
+};
+
+/** Deprecated IPv4-compatible addresses (`::a.b.c.d`); `::` and `::1` are matched first. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
+function isCloudMetadata(address: IpAddress): boolean {
+  return ipaddr.subnetMatch(address, CLOUD_METADATA, 'other') === 'metadata';
 }
 
-/** IPv6 ranges whose last 32 bits (or, for 6to4, bits 16-48) carry an IPv4 address. */
-interface EmbeddingRange {
-  network: Uint8Array;
-  prefixLength: number;
-  ipv4At: number;
+function classifyIpv4(address: ipaddr.IPv4): AddressClass {
+  if (isCloudMetadata(address)) return 'cloud metadata';
+  const range = address.range();
+  if (range === 'unspecified' && address.octets.every((octet) => octet === 0)) return 'unspecified';
+  return IPV4_CLASSES[range] ?? 'public';
 }
 
-function range(cidr: string, addressClass: AddressClass): Range {
-  const [address = '', prefix = ''] = cidr.split('/');
-  const parsed = parseIpAddress(address);
-  if (parsed === undefined) throw new Error(`bad range ${cidr}`);
-  return { network: parsed.bytes, prefixLength: Number(prefix), addressClass };
-}
-
-function embedding(cidr: string, ipv4At: number): EmbeddingRange {
-  const { network, prefixLength } = range(cidr, 'public');
-  return { network, prefixLength, ipv4At };
-}
-
-/** First match wins, so single addresses come before the ranges that contain them. */
-const IPV4_RANGES: readonly Range[] = [
-  range('169.254.169.254/32', 'cloud metadata'), // AWS, GCP, Azure, OpenStack, ...
-  range('100.100.100.200/32', 'cloud metadata'), // Alibaba Cloud
-  range('168.63.129.16/32', 'cloud metadata'), // Azure wire server
-  range('255.255.255.255/32', 'broadcast'),
-  range('0.0.0.0/32', 'unspecified'),
-  range('0.0.0.0/8', 'reserved'),
-  range('10.0.0.0/8', 'private'),
-  range('100.64.0.0/10', 'shared'),
-  range('127.0.0.0/8', 'loopback'),
-  range('169.254.0.0/16', 'link-local'),
-  range('172.16.0.0/12', 'private'),
-  range('192.0.0.0/24', 'reserved'),
-  range('192.168.0.0/16', 'private'),
-  range('198.18.0.0/15', 'reserved'),
-  range('224.0.0.0/4', 'multicast'),
-  range('240.0.0.0/4', 'reserved'),
-];
-
-const IPV6_RANGES: readonly Range[] = [
-  range('fd00:ec2::254/128', 'cloud metadata'), // AWS over IPv6
-  range('::/128', 'unspecified'),
-  range('::1/128', 'loopback'),
-  range('::/96', 'reserved'), // deprecated IPv4-compatible addresses
-  range('64:ff9b:1::/48', 'private'), // local-use NAT64
-  range('100::/64', 'reserved'), // discard-only
-  range('2001:db8::/32', 'reserved'), // documentation
-  range('fc00::/7', 'unique-local'),
-  range('fe80::/10', 'link-local'),
-  range('fec0::/10', 'private'), // deprecated site-local
-  range('ff00::/8', 'multicast'),
-];
-
-/** An IPv6 address in these ranges reaches the IPv4 address inside it, so it is judged by that. */
-const IPV4_EMBEDDINGS: readonly EmbeddingRange[] = [
-  embedding('::ffff:0:0/96', 12), // IPv4-mapped
-  embedding('64:ff9b::/96', 12), // NAT64
-  embedding('2002::/16', 2), // 6to4
-];
-
-function classifyIpv4(bytes: Uint8Array): AddressClass {
-  return (
-    IPV4_RANGES.find((r) => inPrefix(bytes, r.network, r.prefixLength))?.addressClass ?? 'public'
-  );
-}
-
-function classifyIp(address: IpAddress): AddressClass {
-  if (address.family === 4) return classifyIpv4(address.bytes);
-  const embedded = IPV4_EMBEDDINGS.find((e) => inPrefix(address.bytes, e.network, e.prefixLength));
-  if (embedded !== undefined) {
-    return classifyIpv4(address.bytes.subarray(embedded.ipv4At, embedded.ipv4At + 4));
-  }
-  return (
-    IPV6_RANGES.find((r) => inPrefix(address.bytes, r.network, r.prefixLength))?.addressClass ??
-    'public'
-  );
+function classifyIpv6(address: ipaddr.IPv6): AddressClass {
+  if (isCloudMetadata(address)) return 'cloud metadata';
+  const translated = translatedIpv4(address);
+  if (translated !== undefined) return classifyIpv4(translated);
+  const range = address.range();
+  if (range !== 'unspecified' && range !== 'loopback' && address.match(IPV4_COMPATIBLE))
+    return 'reserved';
+  return IPV6_CLASSES[range] ?? 'public';
 }
 
 /** Classifies a literal IP address; throws on anything that is not one. */
 export function classifyAddress(address: string): AddressClass {
   const parsed = parseIpAddress(address);
   if (parsed === undefined) throw new TypeError(`not an IP address: ${address}`);
-  return classifyIp(parsed);
+  return parsed instanceof ipaddr.IPv4 ? classifyIpv4(parsed) : classifyIpv6(parsed);
 }
 
 const DESCRIPTIONS: Readonly<Record<AddressClass, string>> = {

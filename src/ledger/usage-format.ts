@@ -56,10 +56,28 @@ export function answerRecords(answer: UsageAnswer): UsageRecord[] {
     : answer.groups.map((group) => summaryRecord(group, answer.grouping as string));
 }
 
-/** RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled. */
+/** How a spreadsheet recognises a formula (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** What the summaries write for a missing group key; no spreadsheet reads it as a formula. */
+const NO_KEY = '-';
+
+/**
+ * Text a spreadsheet could run as a formula gets a leading `'`: ledger text such as an external
+ * token's `sub` is chosen by callers. Numbers are written from numbers and need no guard.
+ */
+function csvText(cell: Cell | undefined): string {
+  if (cell === null || cell === undefined) return '';
+  if (typeof cell !== 'string') return String(cell);
+  return FORMULA_START.test(cell) && cell !== NO_KEY ? `'${cell}` : cell;
+}
+
+/**
+ * RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled; text that would
+ * start a formula is guarded first.
+ */
 export function toCsv(records: readonly UsageRecord[], columns: readonly string[]): string {
   const field = (cell: Cell | undefined) => {
-    const text = cell === null || cell === undefined ? '' : String(cell);
+    const text = csvText(cell);
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
   return [
@@ -70,11 +88,25 @@ export function toCsv(records: readonly UsageRecord[], columns: readonly string[
     .join('');
 }
 
+/** C0 controls, DEL and C1 controls (ESC and CSI among them): what a terminal acts on. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** Control characters as visible `\x1b` escapes, so that ledger text cannot drive the terminal. */
+function terminalText(text: string): string {
+  return text.replace(
+    CONTROL_CHARACTER,
+    (character) => `\\x${character.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
 /** Columns padded to their widest cell, for a terminal. */
 export function toTable(records: readonly UsageRecord[], columns: readonly string[]): string {
   const rows = [
     columns.map((column) => column.toUpperCase()),
-    ...records.map((record) => columns.map((column) => String(record[column] ?? '-'))),
+    ...records.map((record) =>
+      columns.map((column) => terminalText(String(record[column] ?? '-'))),
+    ),
   ];
   const widths = columns.map((_, index) =>
     Math.max(...rows.map((row) => (row[index] as string).length)),

@@ -78,6 +78,20 @@ describe('the address guard with private addresses not allowed', () => {
       () => 'http://metadata.google.internal/computeMetadata/v1/',
       /^host metadata\.google\.internal is a cloud metadata service/,
     ],
+    [
+      'IPv4-translated ::ffff:0:127.0.0.1',
+      () => `http://[::ffff:0:127.0.0.1]:${port}/image.jpg`,
+      /^::ffff:0:7f00:1 is a loopback address/,
+    ],
+    ['192.0.2.1 (TEST-NET-1)', () => 'http://192.0.2.1/', /is a reserved address/],
+    ['198.51.100.1 (TEST-NET-2)', () => 'http://198.51.100.1/', /is a reserved address/],
+    ['203.0.113.1 (TEST-NET-3)', () => 'http://203.0.113.1/', /is a reserved address/],
+    ['2001::1 (Teredo)', () => 'http://[2001::1]/', /is a reserved address/],
+    [
+      '169.254.170.2 (container credentials)',
+      () => 'http://169.254.170.2/v2/credentials',
+      /is a cloud metadata address/,
+    ],
     ['224.0.0.1 (multicast)', () => 'http://224.0.0.1/', /is a multicast address/],
     ['255.255.255.255 (broadcast)', () => 'http://255.255.255.255/', /is the broadcast address/],
   ];
@@ -91,6 +105,24 @@ describe('the address guard with private addresses not allowed', () => {
   it('never let a request through to the server', () => {
     assert.equal(server.hits('/image.jpg'), 0);
   });
+
+  for (const [name, url] of [
+    ['169.254.169.254', 'http://169.254.169.254/latest/meta-data/'],
+    ['169.254.170.2 (container credentials)', 'http://169.254.170.2/v2/credentials'],
+    ['192.0.0.192 (Oracle Cloud)', 'http://192.0.0.192/opc/v1/instance/'],
+    ['100.100.100.200 (Alibaba Cloud)', 'http://100.100.100.200/latest/meta-data/'],
+    ['[::ffff:0:169.254.169.254] (IPv4-translated)', 'http://[::ffff:0:169.254.169.254]/'],
+  ] as const) {
+    it(`refuses the cloud metadata address ${name} even when private addresses are allowed`, async () => {
+      const allowed = createInputLoader({ allowPrivateAddresses: true, totalTimeoutMs: 2000 });
+      await rejectsWith(
+        allowed.load([urlImage(url, 1)], new AbortController().signal),
+        'InvalidURL',
+        PATH,
+        /is a cloud metadata address, which image URLs may not use$/,
+      );
+    });
+  }
 
   it('lets the same loopback URL through once the operator allows private addresses', async () => {
     const allowed = createInputLoader({ allowPrivateAddresses: true });

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { SignJWT } from 'jose';
+import { MODEL_B } from '../../src/domain/models.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import { type BillingGateway, startBillingGateway } from '../helpers/billing-gateway.js';
+import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+
+const ISSUER = 'https://issuer.example';
+
+describe('external tokens keep apart from gateway tokens and accounts', () => {
+  const partner = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  let keyDir: string;
+  let gateway: BillingGateway;
+
+  before(async () => {
+    keyDir = await mkdtemp(path.join(tmpdir(), 'imagegate-external-'));
+    const keyFile = path.join(keyDir, 'partner.pem');
+    await writeFile(keyFile, partner.publicKey.export({ type: 'spki', format: 'pem' }));
+    gateway = await startBillingGateway({ env: { IMAGEGATE_JWT_PUBLIC_KEYS: keyFile } });
+  });
+  after(async () => {
+    await gateway.close();
+    await rm(keyDir, { recursive: true, force: true });
+  });
+
+  async function external(claims: Record<string, unknown>): Promise<string> {
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(partner.privateKey);
+    return `Bearer ${token}`;
+  }
+
+  function post(authorization: string, key?: string) {
+    return gateway.app.inject({
+      method: 'POST',
+      url: GENERATION_URL,
+      headers: {
+        authorization,
+        'content-type': 'application/json',
+        ...(key === undefined ? {} : { 'idempotency-key': key }),
+      },
+      payload: modelABody(),
+    });
+  }
+
+  it('is neither limited nor billed as the gateway token its jti names, nor as the account its sub names', async () => {
+    const victim = await gateway.token({
+      account: 'acme',
+      limits: { allowedModels: [MODEL_B], imageQuota: 1 },
+    });
+    const borrowed = await external({ iss: ISSUER, sub: 'acme', jti: victim.id });
+
+    const response = await post(borrowed);
+    assert.equal(response.statusCode, 200, response.body);
+
+    const standing = await gateway.admission.limits.find(victim.id);
+    assert.equal(standing?.imagesUsed, 0);
+    assert.equal(standing?.imagesReserved, 0);
+    assert.deepEqual(await gateway.admission.usage.list({ tokenId: victim.id }, 10), []);
+    assert.deepEqual(await gateway.admission.usage.list({ account: 'acme' }, 10), []);
+    const rows = await gateway.admission.usage.list({ account: `ext:${ISSUER}:acme` }, 10);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]?.tokenId, `ext:${victim.id}`);
+    assert.equal(rows[0]?.imagesBilled, 1);
+  });
+
+  it("never replays a gateway token's Idempotency-Key result to an external token", async () => {
+    const owner = await gateway.token({ account: 'acme' });
+    const first = await post(owner.authorization, 'shared-key');
+    assert.equal(first.statusCode, 200, first.body);
+    const calls = gateway.engine.calls;
+
+    const repeat = await post(
+      await external({ iss: ISSUER, sub: 'acme', jti: owner.id }),
+      'shared-key',
+    );
+    assert.equal(repeat.statusCode, 200, repeat.body);
+    assert.equal(repeat.headers['idempotent-replayed'], undefined);
+    assert.equal(gateway.engine.calls, calls + 1);
+  });
+
+  it('is not refused because a gateway token with its jti as id was revoked', async () => {
+    const revoked = await gateway.token({ account: 'acme' });
+    assert.equal(await gateway.services.tokenStore.revoke(revoked.id, Date.now()), true);
+    const response = await post(await external({ iss: ISSUER, sub: 'p', jti: revoked.id }));
+    assert.equal(response.statusCode, 200, response.body);
+  });
+
+  it('is refused once its own id, ext:<jti>, is registered as revoked', async () => {
+    await gateway.services.tokenStore.insert({
+      id: 'ext:partner-token-7',
+      name: 'revoked external token',
+      account: `ext:${ISSUER}:p`,
+      createdAt: Date.now(),
+      expiresAt: undefined,
+      revokedAt: Date.now(),
+      admin: false,
+    });
+    const response = await post(await external({ iss: ISSUER, sub: 'p', jti: 'partner-token-7' }));
+    assert.equal(response.statusCode, 401);
+    assert.match(response.json<{ message: string }>().message, /revoked/);
+  });
+
+  it('names an account without iss as ext::<sub>, and keys without jti per that account', async () => {
+    const response = await post(await external({ sub: 'walk-in' }));
+    assert.equal(response.statusCode, 200, response.body);
+    const rows = await gateway.admission.usage.list({ account: 'ext::walk-in' }, 10);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]?.tokenId, undefined);
+  });
+
+  it('issues no gateway token under an account name kept for external tokens', async () => {
+    await assert.rejects(
+      gateway.services.tokenIssuer.issue({
+        name: 'impostor',
+        account: `ext:${ISSUER}:acme`,
+        admin: false,
+        expiresInSeconds: undefined,
+      }),
+      (error: unknown) =>
+        error instanceof GatewayError &&
+        error.code === 'InvalidParameter' &&
+        /^account: /.test(error.message),
+    );
+  });
+});
