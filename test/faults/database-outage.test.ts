@@ -3,7 +3,8 @@ import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { type DatabaseLimits, openDatabase } from '../../src/store/database.js';
+import type { DatabaseLimits } from '../../src/config/config.js';
+import { openDatabase } from '../../src/store/database.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import {
   checkBooks,
