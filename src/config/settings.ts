@@ -87,8 +87,7 @@ export const SETTINGS = {
     file: 'db_pool_size',
     parse: integerSetting(1, 1000),
     default: 10,
-    description:
-      'PostgreSQL connections per node.',
+    description: 'PostgreSQL connections per node.',
   }),
   databaseAcquireTimeoutMs: setting({
     env: 'IMAGEGATE_DB_ACQUIRE_TIMEOUT_MS',
