@@ -21,6 +21,7 @@ import {
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';
+import { reportServerTiming } from './server-timing-hook.js';
 
 export interface AppDependencies {
   config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'>;
@@ -97,12 +98,14 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       idempotency: deps.idempotency,
       now,
     },
-    (scope) =>
+    (scope) => {
+      reportServerTiming(scope);
       registerGenerationRoute(scope, {
         routePrefix: deps.config.routePrefix,
         maxBodyBytes: deps.config.maxBodyBytes,
         generation: deps.generation,
-      }),
+      });
+    },
   );
   registerGenerationMethodGuard(app, deps.config.routePrefix);
   return app;
