@@ -6,12 +6,14 @@ import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { UsageReader } from '../ledger/usage-query.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { registerAccountedScope } from './accounted-scope.js';
 import {
   type ChannelStatusSource,
   registerAdminChannelsRoute,
 } from './routes/admin-channels-route.js';
 import { handleError, sendError } from './error-reply.js';
+import { reportFinishedRequests } from './finished-requests-hook.js';
 import { requestIdFor } from './request-id.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import {
@@ -40,17 +42,24 @@ export interface AppDependencies {
   images?: ImageRouteOptions;
   /** The running channel set, shown at GET /admin/channels. */
   channels?: ChannelStatusSource;
+  /** What every request adds to, and who may read it at GET /metrics; absent: no such route. */
+  metrics?: { gateway: GatewayMetrics; access: Config['metrics'] };
+  /** Where the JSON log lines go; standard output when absent. */
+  logStream?: { write(line: string): void };
 }
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const app = Fastify({
-    logger: { level: deps.config.logLevel },
+    logger: {
+      level: deps.config.logLevel,
+      ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
+    },
     genReqId: requestIdFor,
     requestIdHeader: false,
     // The generation route sets its own, larger limit; everything else takes small bodies.
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
-    // One access line per request (below) instead of Fastify's two.
+    // One line per request (reportFinishedRequests) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   });
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
@@ -59,18 +68,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    // The path only: query strings carry image URL signatures, which do not belong in logs.
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?', 1)[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
+  reportFinishedRequests(app, deps.metrics?.gateway);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     sendError(
