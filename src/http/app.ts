@@ -22,6 +22,7 @@ import {
 } from './routes/generation-route.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
+import { registerMetricsRoute } from './routes/metrics-route.js';
 import { registerUsageRoute } from './routes/usage-route.js';
 import { reportServerTiming } from './server-timing-hook.js';
 
@@ -82,6 +83,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     reply.type('application/json; charset=utf-8').send(openApi),
   );
   registerHealthRoutes(app, deps.checkReady);
+  if (deps.metrics !== undefined)
+    registerMetricsRoute(app, {
+      metrics: deps.metrics.gateway,
+      access: deps.metrics.access,
+      authenticator: deps.authenticator,
+    });
   if (deps.images !== undefined) registerImageRoutes(app, deps.images);
   const now = deps.now ?? Date.now;
   if (deps.usage !== undefined)
