@@ -9,6 +9,7 @@ import { readinessOf } from '../health/readiness.js';
 import { createInputLoader } from '../inputs/create-input-loader.js';
 import { createResultStorage, type ResultStorage } from '../storage/create-result-storage.js';
 import { buildApp } from '../http/app.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { openServices, type Services } from './open-services.js';
 import { VERSION } from './version.js';
 
@@ -21,6 +22,8 @@ export interface Gateway {
   storage: ResultStorage;
   /** The channel router: the pipeline's engine, shown at GET /admin/channels, reloaded on SIGHUP. */
   channels: ReloadableRouter;
+  /** What GET /metrics shows; its gauges are there for the modules that move them. */
+  metrics: GatewayMetrics;
   /** Starts listening; returns the address. With port 0 the image URL base follows the real port. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -60,6 +63,9 @@ export async function createGateway(
     engine: channels,
     results: storage.results,
   });
+  const metrics = new GatewayMetrics();
+  metrics.observeChannels(() => channels.status());
+  metrics.observeLedgerQueue(() => admission.ledger.pending);
   const app = buildApp({
     config,
     authenticator: services.tokenVerifier,
@@ -75,6 +81,7 @@ export async function createGateway(
     gate: admission.admission,
     idempotency: admission.idempotency,
     usage: admission.usage,
+    metrics: { gateway: metrics, access: config.metrics },
     now,
   });
   log.target = app.log;
@@ -86,6 +93,7 @@ export async function createGateway(
     admission,
     storage,
     channels,
+    metrics,
     listen: async () => {
       const address = await server.listen({ host: config.host, port: config.port });
       if (config.port === 0 && publicBaseUrl.endsWith(':0')) {

@@ -43,6 +43,8 @@ export interface Config {
   };
   tokenCacheMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Who may read GET /metrics: an admin token, anyone, or nobody (the route does not exist). */
+  metrics: 'admin' | 'public' | 'off';
   publicBaseUrl: string;
   storage:
     | { kind: 'disk'; dataDir: string }

@@ -81,6 +81,7 @@ export function loadConfig(env: Environment = process.env): Config {
     },
     tokenCacheMs: read(SETTINGS.tokenCacheMs),
     logLevel: read(SETTINGS.logLevel),
+    metrics: read(SETTINGS.metrics),
     publicBaseUrl: (
       read(SETTINGS.publicBaseUrl) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),

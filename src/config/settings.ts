@@ -221,6 +221,14 @@ export const SETTINGS = {
     default: 'info',
     description: 'Log level of the JSON logs on stdout.',
   }),
+  metrics: setting({
+    env: 'IMAGEGATE_METRICS',
+    file: 'metrics',
+    parse: enumSetting(['admin', 'public', 'off'] as const),
+    default: 'admin',
+    description:
+      'Who may read GET /metrics (Prometheus text format): admin (an admin token), public (anyone who reaches the port) or off.',
+  }),
   publicBaseUrl: setting({
     env: 'IMAGEGATE_PUBLIC_BASE_URL',
     file: 'public_base_url',

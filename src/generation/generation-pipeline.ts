@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Admission, FailureDetails } from '../admission/admission.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
@@ -64,13 +65,15 @@ export class GenerationPipeline implements GenerationService {
         imagesReceived: produced.images.length,
       };
       // An upstream that sends more than asked: the extras are recorded, never delivered or billed.
+      const toDeliver = produced.images.slice(0, maxImages);
+      const storageStarted = performance.now();
       const imageUrls = await Promise.all(
-        produced.images
-          .slice(0, maxImages)
-          .map((image) =>
-            image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
-          ),
+        toDeliver.map((image) =>
+          image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
+        ),
       );
+      if (toDeliver.some((image) => image.kind === 'png'))
+        context.account.storageMs = performance.now() - storageStarted;
       const tokens =
         produced.tokens ??
         (request.model === MODEL_A

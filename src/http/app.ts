@@ -7,12 +7,14 @@ import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { UsageReader } from '../ledger/usage-query.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { registerAccountedScope } from './accounted-scope.js';
 import {
   type ChannelStatusSource,
   registerAdminChannelsRoute,
 } from './routes/admin-channels-route.js';
 import { handleError, sendError } from './error-reply.js';
+import { reportFinishedRequests } from './finished-requests-hook.js';
 import { requestIdFor } from './request-id.js';
 import { answerClientError } from './client-error.js';
 import { InFlightBudget } from './in-flight-budget.js';
@@ -26,7 +28,9 @@ import {
 } from './routes/generation-route.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
+import { registerMetricsRoute } from './routes/metrics-route.js';
 import { registerUsageRoute } from './routes/usage-route.js';
+import { reportServerTiming } from './server-timing-hook.js';
 
 /** Settings whose defaults suit tests of the bare HTTP layer, which leave them out. */
 type LoadSettings = Pick<
@@ -53,6 +57,10 @@ export interface AppDependencies {
   images?: ImageRouteOptions;
   /** The running channel set, shown at GET /admin/channels. */
   channels?: ChannelStatusSource;
+  /** What every request adds to, and who may read it at GET /metrics; absent: no such route. */
+  metrics?: { gateway: GatewayMetrics; access: Config['metrics'] };
+  /** Where the JSON log lines go; standard output when absent. */
+  logStream?: { write(line: string): void };
 }
 
 /** Headers must arrive this fast even when the whole request may take longer. */
@@ -68,7 +76,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     requestTimeoutMs: deps.config.requestTimeoutMs ?? SETTINGS.requestTimeoutMs.default,
   };
   const app = Fastify({
-    logger: { level: deps.config.logLevel },
+    logger: {
+      level: deps.config.logLevel,
+      ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
+    },
     genReqId: requestIdFor,
     requestIdHeader: false,
     // The generation route sets its own, larger limit; everything else takes small bodies.
@@ -81,31 +92,30 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
     clientErrorHandler: answerClientError,
-    // One access line per request (below) instead of Fastify's two.
+    // One line per request (reportFinishedRequests) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.server.maxConnections = load.maxConnections;
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
   app.removeContentTypeParser('text/plain');
 
-  shedLoad(app, new InFlightBudget(load.maxInFlightRequests, load.maxInFlightBodyBytes));
+  const gauges = deps.metrics?.gateway;
+  shedLoad(
+    app,
+    new InFlightBudget(
+      load.maxInFlightRequests,
+      load.maxInFlightBodyBytes,
+      gauges === undefined
+        ? undefined
+        : { requests: gauges.inFlightRequests, bodyBytes: gauges.inFlightBodyBytes },
+    ),
+  );
   refuseEncodedBodies(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    // The path only: query strings carry image URL signatures, which do not belong in logs.
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?', 1)[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
+  reportFinishedRequests(app, deps.metrics?.gateway);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     sendError(
@@ -119,6 +129,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     reply.type('application/json; charset=utf-8').send(openApi),
   );
   registerHealthRoutes(app, deps.checkReady);
+  if (deps.metrics !== undefined)
+    registerMetricsRoute(app, {
+      metrics: deps.metrics.gateway,
+      access: deps.metrics.access,
+      authenticator: deps.authenticator,
+    });
   if (deps.images !== undefined) registerImageRoutes(app, deps.images);
   const now = deps.now ?? Date.now;
   if (deps.usage !== undefined)
@@ -134,12 +150,14 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       idempotency: deps.idempotency,
       now,
     },
-    (scope) =>
+    (scope) => {
+      reportServerTiming(scope);
       registerGenerationRoute(scope, {
         routePrefix: deps.config.routePrefix,
         maxBodyBytes: deps.config.maxBodyBytes,
         generation: deps.generation,
-      }),
+      });
+    },
   );
   registerGenerationMethodGuard(app, deps.config.routePrefix);
   return app;

@@ -1,3 +1,5 @@
+import type { LevelGauge } from '../metrics/level-gauge.js';
+
 /**
  * How much the gateway holds at once: requests being served and bytes of request bodies being
  * received or held. Past either cap a new request is refused before its body is read, which
@@ -10,6 +12,7 @@ export class InFlightBudget {
   constructor(
     readonly maxRequests: number,
     readonly maxBodyBytes: number,
+    private readonly gauges?: { requests: LevelGauge; bodyBytes: LevelGauge },
   ) {}
 
   get requests(): number {
@@ -26,6 +29,8 @@ export class InFlightBudget {
     if (bodyBytes > 0 && this.bodyByteCount + bodyBytes > this.maxBodyBytes) return false;
     this.requestCount++;
     this.bodyByteCount += bodyBytes;
+    this.gauges?.requests.inc();
+    this.gauges?.bodyBytes.inc(bodyBytes);
     return true;
   }
 
@@ -33,11 +38,14 @@ export class InFlightBudget {
   tryAddBodyBytes(bytes: number): boolean {
     if (this.bodyByteCount + bytes > this.maxBodyBytes) return false;
     this.bodyByteCount += bytes;
+    this.gauges?.bodyBytes.inc(bytes);
     return true;
   }
 
   leave(bodyBytes: number): void {
     this.requestCount--;
     this.bodyByteCount -= bodyBytes;
+    this.gauges?.requests.dec();
+    this.gauges?.bodyBytes.dec(bodyBytes);
   }
 }

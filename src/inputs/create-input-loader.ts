@@ -71,9 +71,7 @@ export function createInputLoader(options: InputLoaderOptions): InputLoader {
       const loadSignal = AbortSignal.any([signal, siblings.signal]);
       try {
         const requestFetches = new Semaphore(FETCHES_PER_REQUEST);
-        return await Promise.all(
-          images.map((image) => loadOne(image, requestFetches, loadSignal)),
-        );
+        return await Promise.all(images.map((image) => loadOne(image, requestFetches, loadSignal)));
       } catch (error) {
         siblings.abort();
         throw error;

@@ -49,6 +49,8 @@ export class RequestAccount {
   outputSize: string | undefined;
   channel: string | undefined;
   upstreamMs: number | undefined;
+  /** Time the results stage spent storing images; undefined when it stored none. */
+  storageMs: number | undefined;
   /** The code of the error answered, when the request failed. */
   errorCode: string | undefined;
   replayed = false;

@@ -1,0 +1,81 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { RequestOutcome } from '../metrics/request-outcome.js';
+import { stageTimesOf } from './stage-times.js';
+
+/** The `code` of an error body; every error answer has one, whichever handler sent it. */
+function errorCodeIn(payload: unknown): string | undefined {
+  if (typeof payload !== 'string' || !payload.startsWith('{')) return undefined;
+  try {
+    const code: unknown = (JSON.parse(payload) as { code?: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const roundedMs = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms));
+
+/**
+ * One log line and one count per request, once it ends: answered, or left by its caller before
+ * the answer (which Fastify's onResponse never sees). The path is logged without its query, which
+ * carries image URL signatures; tokens, keys and image data are never logged.
+ */
+export function reportFinishedRequests(
+  app: FastifyInstance,
+  metrics: GatewayMetrics | undefined,
+): void {
+  const answeredCodes = new WeakMap<FastifyRequest, string>();
+  const reported = new WeakSet<FastifyRequest>();
+
+  const report = (request: FastifyRequest, reply: FastifyReply, callerLeft: boolean) => {
+    if (reported.has(request)) return;
+    reported.add(request);
+    const account = request.account;
+    account?.describeModelOf(request.body);
+    const times = stageTimesOf(account, reply.elapsedTime);
+    const outcome: RequestOutcome = {
+      route: request.routeOptions.url,
+      method: request.method,
+      status: callerLeft ? CALLER_GONE_STATUS : reply.statusCode,
+      code: callerLeft ? 'CallerGone' : (answeredCodes.get(request) ?? account?.errorCode),
+      model: account?.model,
+      channel: account?.channel,
+      imagesDelivered: callerLeft ? 0 : (account?.imagesDelivered ?? 0),
+      imagesBilled: account?.imagesBilled ?? 0,
+      times: account === undefined ? undefined : times,
+    };
+    metrics?.requestFinished(outcome);
+    request.log.info(
+      {
+        method: outcome.method,
+        path: request.url.split('?', 1)[0],
+        status: outcome.status,
+        code: outcome.code,
+        token_id: request.principal?.tokenId,
+        model: outcome.model,
+        channel: outcome.channel,
+        images_delivered: account === undefined ? undefined : outcome.imagesDelivered,
+        images_billed: account === undefined ? undefined : outcome.imagesBilled,
+        ms: Math.round(times.totalMs),
+        gateway_ms: roundedMs(outcome.times?.gatewayMs),
+        upstream_ms: roundedMs(outcome.times?.upstreamMs),
+        storage_ms: roundedMs(outcome.times?.storageMs),
+      },
+      'request',
+    );
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) report(request, reply, true);
+    });
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    const code = reply.statusCode >= 400 ? errorCodeIn(payload) : undefined;
+    if (code !== undefined) answeredCodes.set(request, code);
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => report(request, reply, false));
+}

@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import type { StageTimes } from '../metrics/request-outcome.js';
+import { stageTimesOf } from './stage-times.js';
+
+const durationOf = (ms: number): string => String(Math.round(ms * 10) / 10);
+
+/**
+ * The `Server-Timing` header: `gateway` (everything but the upstream), then `upstream` and
+ * `storage` when those stages ran.
+ */
+export function serverTiming(times: StageTimes): string {
+  const entries = [`gateway;dur=${durationOf(times.gatewayMs)}`];
+  if (times.upstreamMs !== undefined) entries.push(`upstream;dur=${durationOf(times.upstreamMs)}`);
+  if (times.storageMs !== undefined) entries.push(`storage;dur=${durationOf(times.storageMs)}`);
+  return entries.join(', ');
+}
+
+/** Every answer of `scope`'s routes, errors included, says where its time went. */
+export function reportServerTiming(scope: FastifyInstance): void {
+  scope.addHook('onSend', async (request, reply, payload) => {
+    reply.header('server-timing', serverTiming(stageTimesOf(request.account, reply.elapsedTime)));
+    return payload;
+  });
+}

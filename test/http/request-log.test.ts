@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { GenerationRequest } from '../../src/domain/generation-request.js';
+import { MODEL_A } from '../../src/domain/models.js';
+import type { Principal } from '../../src/domain/principal.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import type {
+  GenerationContext,
+  GenerationResult,
+} from '../../src/generation/generation-service.js';
+import { buildApp } from '../../src/http/app.js';
+import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+
+const TOKEN = 'Bearer secret-token-value-7f3a';
+const PROMPT = 'a red fox in snow';
+const principal: Principal = {
+  tokenId: 'tok_42',
+  account: 'acme',
+  admin: false,
+  issuer: 'gateway',
+};
+
+type LogLine = Record<string, unknown>;
+
+/** The JSON lines the app logs, and a way to wait for one. */
+function capturedLog() {
+  const lines: LogLine[] = [];
+  const waiting: { match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
+  return {
+    lines,
+    stream: {
+      write(text: string) {
+        const line = JSON.parse(text) as LogLine;
+        lines.push(line);
+        for (const waiter of waiting.filter(({ match }) => match(line))) waiter.resolve(line);
+      },
+    },
+    /** The request line of `requestId`, once it is written. */
+    requestLine(requestId: string): Promise<LogLine> {
+      const match = (line: LogLine) => line.msg === 'request' && line.reqId === requestId;
+      const written = lines.find(match);
+      if (written !== undefined) return Promise.resolve(written);
+      return new Promise((resolve) => waiting.push({ match, resolve }));
+    },
+  };
+}
+
+describe('the request log line and Server-Timing', () => {
+  const log = capturedLog();
+  let generate: (
+    request: GenerationRequest,
+    context: GenerationContext,
+  ) => Promise<GenerationResult>;
+  const app = buildApp({
+    config: { routePrefix: '/vendor', maxBodyBytes: 4096, logLevel: 'info' },
+    authenticator: {
+      verifyAuthorization: async (header) => {
+        if (header === TOKEN) return principal;
+        throw new GatewayError('InvalidApiKey', 'missing or invalid token');
+      },
+    },
+    generation: { generate: (request, context) => generate(request, context) },
+    ledger: { record: () => undefined },
+    checkReady: async () => undefined,
+    version: 'test',
+    logStream: log.stream,
+  });
+  let port = 0;
+
+  before(async () => {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  after(() => app.close());
+
+  const post = (payload: object | string, authorization = TOKEN) =>
+    app.inject({
+      method: 'POST',
+      url: `${GENERATION_URL}?trace=1`,
+      headers: { authorization, 'content-type': 'application/json' },
+      payload,
+    });
+
+  it('logs one line per generation with its token id, model, images and timings, and no secrets', async () => {
+    generate = async (request, { account }) => {
+      // What the pipeline and settlement note on the account.
+      account.describe(request, 2);
+      account.channel = 'primary';
+      account.upstreamMs = 40;
+      account.storageMs = 5.25;
+      account.imagesDelivered = 2;
+      account.imagesBilled = 2;
+      return {
+        imageUrls: ['https://img.test/a.png?signature=s1', 'https://img.test/b.png?signature=s2'],
+        width: 1024,
+        height: 1024,
+        tokens: { input: 0, output: 0 },
+      };
+    };
+    const response = await post(modelABody({ n: 2 }, [{ text: PROMPT }]));
+    assert.equal(response.statusCode, 200, response.body);
+    const line = await log.requestLine(String(response.headers['x-request-id']));
+    const { ms, gateway_ms, ...fixed } = line as LogLine & { ms: number; gateway_ms: number };
+    assert.deepEqual(
+      {
+        method: fixed.method,
+        path: fixed.path,
+        status: fixed.status,
+        code: fixed.code,
+        token_id: fixed.token_id,
+        model: fixed.model,
+        channel: fixed.channel,
+        images_delivered: fixed.images_delivered,
+        images_billed: fixed.images_billed,
+        upstream_ms: fixed.upstream_ms,
+        storage_ms: fixed.storage_ms,
+      },
+      {
+        method: 'POST',
+        path: GENERATION_URL,
+        status: 200,
+        code: undefined,
+        token_id: 'tok_42',
+        model: MODEL_A,
+        channel: 'primary',
+        images_delivered: 2,
+        images_billed: 2,
+        upstream_ms: 40,
+        storage_ms: 5,
+      },
+    );
+    assert.equal(typeof ms, 'number');
+    assert.equal(gateway_ms, Math.max(0, ms - 40));
+    const text = JSON.stringify(line);
+    for (const secret of ['secret-token-value', PROMPT, 'signature', 'trace=1'])
+      assert.ok(!text.includes(secret), `the log line holds ${secret}`);
+    assert.equal(
+      log.lines.filter((entry) => entry.reqId === response.headers['x-request-id']).length,
+      1,
+    );
+
+    const timing = String(response.headers['server-timing']);
+    assert.match(timing, /^gateway;dur=\d+(\.\d)?, upstream;dur=40, storage;dur=5\.3$/);
+  });
+
+  it('logs the code of a refusal, and times the answers of 4xx and 5xx', async () => {
+    const unauthenticated = await post(modelABody(), 'Bearer wrong');
+    assert.equal(unauthenticated.statusCode, 401);
+    assert.match(String(unauthenticated.headers['server-timing']), /^gateway;dur=\d+(\.\d)?$/);
+    const refusedLine = await log.requestLine(String(unauthenticated.headers['x-request-id']));
+    assert.equal(refusedLine.code, 'InvalidApiKey');
+    assert.equal(refusedLine.token_id, undefined);
+    assert.equal(refusedLine.status, 401);
+
+    const tooLarge = await post({ ...modelABody(), padding: 'x'.repeat(5000) });
+    assert.equal(tooLarge.statusCode, 413);
+    assert.match(String(tooLarge.headers['server-timing']), /^gateway;dur=\d+(\.\d)?$/);
+
+    generate = async (request, { account }) => {
+      account.describe(request, 1);
+      account.channel = 'primary';
+      account.upstreamMs = 25;
+      throw new GatewayError('NoAvailableChannel', 'every channel failed');
+    };
+    const failed = await post(modelABody());
+    assert.equal(failed.statusCode, 503);
+    assert.match(
+      String(failed.headers['server-timing']),
+      /^gateway;dur=\d+(\.\d)?, upstream;dur=25$/,
+    );
+    const failedLine = await log.requestLine(String(failed.headers['x-request-id']));
+    assert.equal(failedLine.code, 'NoAvailableChannel');
+    assert.equal(failedLine.model, MODEL_A);
+    assert.equal(failedLine.upstream_ms, 25);
+    assert.equal(failedLine.images_delivered, 0);
+  });
+
+  it('logs a caller who leaves before the answer as 499 CallerGone', async () => {
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    generate = (request, { account, signal }) => {
+      account.describe(request, 1);
+      started();
+      return new Promise((_resolve, reject) =>
+        signal.addEventListener('abort', () => reject(signal.reason as Error)),
+      );
+    };
+    const outgoing = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: GENERATION_URL,
+      headers: {
+        authorization: TOKEN,
+        'content-type': 'application/json',
+        'x-request-id': 'leaving-caller-1',
+      },
+    });
+    outgoing.on('error', () => undefined);
+    outgoing.end(JSON.stringify(modelABody()));
+    await running;
+    outgoing.destroy();
+    const line = await log.requestLine('leaving-caller-1');
+    assert.equal(line.status, 499);
+    assert.equal(line.code, 'CallerGone');
+    assert.equal(line.model, MODEL_A);
+    assert.equal(line.token_id, 'tok_42');
+  });
+
+  it('logs requests outside generation with their path, status and time only', async () => {
+    const response = await app.inject({ url: '/healthz?probe=1' });
+    const line = await log.requestLine(String(response.headers['x-request-id']));
+    const { level, time, pid, hostname, reqId, msg, ms, ...rest } = line;
+    assert.deepEqual([level, msg, reqId], [30, 'request', response.headers['x-request-id']]);
+    assert.ok([time, pid, hostname].every((field) => field !== undefined));
+    assert.equal(typeof ms, 'number');
+    assert.deepEqual(rest, { method: 'GET', path: '/healthz', status: 200 });
+    assert.equal(response.headers['server-timing'], undefined);
+  });
+});
