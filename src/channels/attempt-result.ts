@@ -25,6 +25,8 @@ export interface UpstreamOutput {
  * - `key-rejected`: 401/403: the channel's key is not accepted.
  * - `rejected`: the upstream refused the request itself (validation, moderation): the caller's 400.
  * - `caller-gone`: the caller disconnected.
+ * - `overloaded`: the gateway's own queue for the channel was full, or the request's time ran out
+ *   while it waited there: nothing was started, and the channel's health is not in question.
  */
 export type FailureKind =
   | 'unreachable'
@@ -38,7 +40,8 @@ export type FailureKind =
   | 'task-unknown'
   | 'key-rejected'
   | 'rejected'
-  | 'caller-gone';
+  | 'caller-gone'
+  | 'overloaded';
 
 /** How a failure counts in the final answer: 503 ModelUnavailable or 502 UpstreamError. */
 export type FailureCategory = 'unavailable' | 'upstream-error';
@@ -71,6 +74,12 @@ export interface AttemptCall {
   signal: AbortSignal;
   /** Whether the caller has gone (as opposed to the attempt's time running out). */
   callerGone(): boolean;
+  /**
+   * Runs `wait`, a wait for a turn in the gateway's own queue for the channel, off the attempt's
+   * clock: meanwhile only the caller leaving or the routing deadline abort `signal`, and the
+   * attempt's time-out counts from when `wait` settles.
+   */
+  waitOffTheClock<T>(wait: () => Promise<T>): Promise<T>;
 }
 
 /** One upstream protocol: runs an attempt and reports its result; never throws for upstream trouble. */
@@ -108,6 +117,7 @@ function defaultCategory(kind: FailureKind): FailureCategory {
     case 'throttled':
     case 'key-rejected':
     case 'caller-gone':
+    case 'overloaded':
       return 'unavailable';
     default:
       return 'upstream-error';

@@ -1,5 +1,5 @@
 import { ChannelFailure } from './channel-failure.js';
-import type { GatewayError } from '../errors/gateway-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import type {
   Engine,
   EngineImage,
@@ -56,6 +56,7 @@ export class ChannelRouter implements Engine {
     const notes: AttemptNote[] = [];
     let lastTried: string | undefined;
     let upstreamMs = 0;
+    let overloaded = false;
     const triedLast = (error: GatewayError) =>
       lastTried === undefined ? error : new ChannelFailure(error, lastTried, upstreamMs);
     for (const channel of this.candidatesFor(job)) {
@@ -67,9 +68,8 @@ export class ChannelRouter implements Engine {
         continue;
       }
 
-      const timeoutMs = Math.min(channel.config.timeoutMs, deadlineAt - now());
       const started = now();
-      const result = await this.attempt(channel, job, timeoutMs);
+      const { result, limitMs } = await this.attempt(channel, job, deadlineAt);
       const latencyMs = now() - started;
       lastTried = name;
       upstreamMs += latencyMs;
@@ -92,7 +92,7 @@ export class ChannelRouter implements Engine {
 
       const { failure } = result;
       const detail =
-        failure.kind === 'timeout' ? `${failure.detail} (limit ${timeoutMs} ms)` : failure.detail;
+        failure.kind === 'timeout' ? `${failure.detail} (limit ${limitMs} ms)` : failure.detail;
       const logFields = { channel: name, request_id: job.requestId, kind: failure.kind, detail };
       if (failure.kind === 'caller-gone') {
         channel.health.breaker.released();
@@ -102,6 +102,19 @@ export class ChannelRouter implements Engine {
         // The upstream works; it refused this request, which no other channel would take either.
         channel.health.breaker.succeeded();
         throw triedLast(failure.callerError);
+      }
+      if (failure.kind === 'overloaded') {
+        // Our own queue turned the request away: the channel itself was not asked.
+        channel.health.breaker.released();
+        this.dependencies.log.info(logFields, 'channel busy: request not queued');
+        overloaded = true;
+        notes.push({
+          channel: name,
+          category: failure.category,
+          detail,
+          ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+        });
+        continue;
       }
       if (failure.kind === 'key-rejected') {
         channel.health.breaker.released();
@@ -121,7 +134,8 @@ export class ChannelRouter implements Engine {
       });
       if (failure.mayHaveBeenAccepted) throw triedLast(channelsExhausted(model, notes, name));
     }
-    throw triedLast(channelsExhausted(model, notes, undefined));
+    const exhausted = channelsExhausted(model, notes, undefined);
+    throw triedLast(overloaded ? asOverloaded(exhausted) : exhausted);
   }
 
   /** The channels that serve the job's model and can do what it asks, in the order to try them. */
@@ -194,31 +208,95 @@ export class ChannelRouter implements Engine {
     }
   }
 
-  /** One attempt bounded by `timeoutMs` and the caller's signal; the health counters follow it. */
+  /**
+   * One attempt bounded by its clock and the caller's signal; the health counters follow it.
+   * Also says what the attempt's time limit came to, for the message when it ran out.
+   */
   private async attempt(
     channel: Channel,
     job: EngineJob,
-    timeoutMs: number,
-  ): Promise<AttemptResult> {
-    const timer = new AbortController();
-    const timeout = setTimeout(
-      () => timer.abort(new Error(`attempt timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    deadlineAt: number,
+  ): Promise<{ result: AttemptResult; limitMs: number }> {
+    const clock = new AttemptClock(channel.config.timeoutMs, deadlineAt, this.dependencies.now);
     channel.health.started();
     try {
-      return await channel.adapter.attempt({
+      const result = await channel.adapter.attempt({
         job,
         upstreamModel: channel.config.models[job.request.model] as string,
-        signal: AbortSignal.any([job.signal, timer.signal]),
+        signal: AbortSignal.any([job.signal, clock.signal]),
         callerGone: () => job.signal.aborted,
+        waitOffTheClock: (wait) => clock.stoppedDuring(wait),
       });
+      return { result, limitMs: clock.limitMs };
     } catch (error) {
       channel.health.breaker.released();
       throw error;
     } finally {
-      clearTimeout(timeout);
+      clock.stop();
       channel.health.finished();
     }
   }
+}
+
+/**
+ * An attempt's time: the channel's `timeout_ms`, cut short by the routing deadline. It runs from
+ * the attempt's start, except while the attempt waits in the gateway's own queue: then only the
+ * routing deadline applies, and the time-out counts afresh from the end of the wait.
+ */
+class AttemptClock {
+  private readonly expiry = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  /** The time-out as last started. */
+  limitMs = 0;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly deadlineAt: number,
+    private readonly now: () => number,
+  ) {
+    this.start();
+  }
+
+  /** Aborted when the attempt's time runs out. */
+  get signal(): AbortSignal {
+    return this.expiry.signal;
+  }
+
+  async stoppedDuring<T>(wait: () => Promise<T>): Promise<T> {
+    this.stop();
+    const untilDeadline = this.deadlineAt - this.now();
+    this.timer = setTimeout(
+      () => this.expiry.abort(new Error('routing deadline reached while waiting for a turn')),
+      untilDeadline,
+    );
+    try {
+      return await wait();
+    } finally {
+      this.start();
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private start(): void {
+    this.stop();
+    const limitMs = Math.min(this.timeoutMs, this.deadlineAt - this.now());
+    this.limitMs = limitMs;
+    this.timer = setTimeout(
+      () => this.expiry.abort(new Error(`attempt timed out after ${limitMs} ms`)),
+      limitMs,
+    );
+  }
+}
+
+/**
+ * No channel served, and at least one turned the request away because the gateway's own queue
+ * for it was full: that is the gateway shedding load, 503 Overloaded, unless an upstream failed
+ * outright (502).
+ */
+function asOverloaded(exhausted: GatewayError): GatewayError {
+  if (exhausted.code !== 'ModelUnavailable') return exhausted;
+  return new GatewayError('Overloaded', exhausted.message, { ...exhausted.headers });
 }

@@ -55,6 +55,7 @@ describe('the DashScope adapter against a protocol-faithful fake', () => {
       upstreamModel: job.request.model === MODEL_A ? 'wan2.7-image-pro' : 'qwen-image-2.0-pro',
       signal: AbortSignal.any(signals),
       callerGone: () => caller.signal.aborted,
+      waitOffTheClock: (wait) => wait(),
     });
   };
 

@@ -44,6 +44,7 @@ describe('the OpenAI adapter against a protocol-faithful fake', () => {
       upstreamModel: 'gpt-image-1',
       signal: AbortSignal.timeout(2_000),
       callerGone: () => false,
+      waitOffTheClock: (wait) => wait(),
     });
   };
   const failed = (result: AttemptResult): AttemptFailure => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BmpDecodeError, decodeBmp } from '../../src/engine/local/bmp-decoder.js';
+import { BmpDecodeError } from '../../src/engine/local/bmp-decode-error.js';
+import { decodeBmp } from '../../src/engine/local/bmp-decoder.js';
 import { bmp24, buildBmp } from './bmp-fixtures.js';
 import { syntheticPixels } from './engine-fixtures.js';
 

@@ -77,3 +77,51 @@ export function bmp24(pixels: Pixels, topDown = false): Buffer {
     pixelData: data,
   });
 }
+
+const GREYS: readonly (readonly [number, number, number])[] = Array.from(
+  { length: 256 },
+  (_, index) => [index, index, index] as const,
+);
+const RLE8 = 1;
+const END_OF_BITMAP = [0, 1] as const;
+
+/**
+ * A decode bomb of about 1 KB (its 256-entry palette): an RLE8 BMP declaring `side` x `side`
+ * pixels whose stream ends at once, leaving every pixel to the decoder.
+ */
+export function emptyRleBomb(side = 8000): Buffer {
+  return buildBmp({
+    headerSize: 40,
+    width: side,
+    height: side,
+    bitsPerPixel: 8,
+    compression: RLE8,
+    palette: GREYS,
+    pixelData: Uint8Array.from(END_OF_BITMAP),
+  });
+}
+
+/**
+ * A decode bomb of `fileBytes` bytes: an RLE8 BMP whose stream is nothing but 255-pixel runs on
+ * its first row, so almost every run lies past the row's end, then end of bitmap. Valid: a
+ * decoder must read it all.
+ */
+export function longRunRleBomb(fileBytes: number, width = 8000, height = 8000): Buffer {
+  const pixelBytes = fileBytes - 14 - 40 - GREYS.length * 4;
+  const runs = Math.floor((pixelBytes - END_OF_BITMAP.length) / 2);
+  const stream = new Uint8Array(runs * 2 + END_OF_BITMAP.length);
+  for (let run = 0; run < runs; run++) {
+    stream[run * 2] = 255;
+    stream[run * 2 + 1] = run & 0xff;
+  }
+  stream.set(END_OF_BITMAP, runs * 2);
+  return buildBmp({
+    headerSize: 40,
+    width,
+    height,
+    bitsPerPixel: 8,
+    compression: RLE8,
+    palette: GREYS,
+    pixelData: stream,
+  });
+}

@@ -4,7 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { LocalEngine } from '../../src/engine/local/local-engine.js';
-import { body, jobFor, loadedImage, MODEL_A, syntheticInput } from './engine-fixtures.js';
+import { bmp24 } from './bmp-fixtures.js';
+import {
+  body,
+  jobFor,
+  loadedImage,
+  MODEL_A,
+  syntheticInput,
+  syntheticPixels,
+} from './engine-fixtures.js';
 
 const PALETTE = [
   { hex: '#112233', ratio: '40.00%' },
@@ -49,6 +57,35 @@ describe('LocalEngine worker threads', () => {
       assert.ok(
         pause < Math.max(100, renderMs / 4),
         `longest pause ${pause.toFixed(1)} ms during a ${renderMs.toFixed(1)} ms render`,
+      );
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("renders one caller's images while another caller's inputs are still being decoded", async () => {
+    const engine = new LocalEngine({ workers: 1 });
+    try {
+      // Nine 17 MB bitmaps: their decoding keeps a thread busy for a while.
+      const bitmap = bmp24(syntheticPixels(2400, 2400, 1));
+      const inputs = Array.from({ length: 9 }, (_, index) =>
+        loadedImage(bitmap, 'bmp', 2400, 2400, index),
+      );
+      const heavy = jobFor(body(MODEL_A, 'nine big inputs', { size: '1K' }, 9), { inputs });
+      const light = () => jobFor(body(MODEL_A, 'no inputs at all', { size: '1K' }));
+      // Both kinds of thread started and warm.
+      await engine.generate(
+        jobFor(body(MODEL_A, 'warm', { size: '1K' }, 1), { inputs: [inputs[0]!] }),
+      );
+      await engine.generate(light());
+
+      const started = performance.now();
+      const heavyDone = engine.generate(heavy).then(() => performance.now() - started);
+      const lightMs = await engine.generate(light()).then(() => performance.now() - started);
+      const heavyMs = await heavyDone;
+      assert.ok(
+        lightMs < heavyMs / 2,
+        `the light request took ${lightMs.toFixed(0)} ms beside ${heavyMs.toFixed(0)} ms`,
       );
     } finally {
       await engine.close();

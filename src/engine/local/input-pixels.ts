@@ -4,21 +4,35 @@ import type { LoadedImage } from '../../domain/loaded-image.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { decodeBmp } from './bmp-decoder.js';
 import type { Rgb } from './colour.js';
+import { mapBoxToOutput } from './pixel-box.js';
 import type { RgbCanvas } from './rgb-canvas.js';
 
+/** An input image's pixels, ready to open as sharp pipelines, and the size they start at. */
+interface PixelSource {
+  size: PixelSize;
+  open(): Sharp;
+}
+
 /**
- * A sharp pipeline over the image's pixels. BMP goes through our own decoder (libvips has
- * none). No EXIF auto-orientation: box coordinates and the size rules use the stored
- * orientation, so the pixels must too. Alpha (possible in WEBP) is flattened onto white.
+ * The image's pixels. BMP goes through our own decoder (libvips has none), box-shrunk while
+ * decoding by `shrink`, so a BMP declaring a huge picture costs what its use needs; libvips
+ * shrinks JPEG and WEBP on load by itself. No EXIF auto-orientation: box coordinates and the
+ * size rules use the stored orientation, so the pixels must too. Alpha (possible in WEBP) is
+ * flattened onto white.
  */
-function openImage(image: LoadedImage): Sharp {
-  if (image.format === 'bmp') {
-    const bitmap = decodeBmp(image.bytes);
-    return sharp(bitmap.data, {
-      raw: { width: bitmap.width, height: bitmap.height, channels: 3 },
-    });
+function pixelSource(image: LoadedImage, shrink: number): PixelSource {
+  if (image.format !== 'bmp') {
+    return { size: image, open: () => sharp(image.bytes).flatten({ background: '#ffffff' }) };
   }
-  return sharp(image.bytes).flatten({ background: '#ffffff' });
+  const bitmap = decodeBmp(image.bytes, shrink);
+  const raw = { width: bitmap.width, height: bitmap.height, channels: 3 } as const;
+  return { size: bitmap, open: () => sharp(bitmap.data, { raw }) };
+}
+
+/** The largest whole factor `size` can shrink by and stay at least `needed` on both axes. */
+function wholeShrink(size: PixelSize, needed: PixelSize): number {
+  const factor = Math.min(size.width / needed.width, size.height / needed.height);
+  return Math.max(1, Math.floor(factor));
 }
 
 async function rawRgb(pipeline: Sharp): Promise<RgbCanvas> {
@@ -44,7 +58,11 @@ async function decoded<T>(image: LoadedImage, work: () => Promise<T>): Promise<T
 /** The image stretched to exactly `size` (each axis on its own, so boxes map by plain scaling). */
 export function resizedInput(image: LoadedImage, size: PixelSize): Promise<RgbCanvas> {
   return decoded(image, () =>
-    rawRgb(openImage(image).resize(size.width, size.height, { fit: 'fill' })),
+    rawRgb(
+      pixelSource(image, wholeShrink(image, size))
+        .open()
+        .resize(size.width, size.height, { fit: 'fill' }),
+    ),
   );
 }
 
@@ -56,13 +74,20 @@ const SAMPLE_SIDE = 4;
  */
 export function referenceColour(image: LoadedImage, boxes: readonly BoundingBox[]): Promise<Rgb> {
   return decoded(image, async () => {
+    const sample = { width: SAMPLE_SIDE, height: SAMPLE_SIDE };
+    const shrink = Math.min(
+      wholeShrink(image, sample),
+      ...boxes.map(([x1, y1, x2, y2]) => wholeShrink({ width: x2 - x1, height: y2 - y1 }, sample)),
+    );
+    const source = pixelSource(image, shrink);
     // Without boxes, no extract: that lets libvips shrink JPEG and WEBP while decoding.
     const pipelines =
       boxes.length === 0
-        ? [openImage(image)]
-        : boxes.map(([x1, y1, x2, y2]) =>
-            openImage(image).extract({ left: x1, top: y1, width: x2 - x1, height: y2 - y1 }),
-          );
+        ? [source.open()]
+        : boxes.map((box) => {
+            const { x, y, width, height } = mapBoxToOutput(box, image, source.size);
+            return source.open().extract({ left: x, top: y, width, height });
+          });
     const samples: Rgb[] = [];
     for (const pipeline of pipelines) {
       const { data } = await rawRgb(pipeline.resize(SAMPLE_SIDE, SAMPLE_SIDE, { fit: 'fill' }));

@@ -1,13 +1,34 @@
-import type { Engine, EngineJob, EngineOutput, PngImage } from '../engine.js';
+import type { EngineJob, EngineOutput, PngImage } from '../engine.js';
+import type { EngineTurn, TurnTakingEngine } from './engine-turns.js';
 import { defaultWorkerCount, RenderPool } from './render-pool.js';
 import { planRender } from './render-plan.js';
 import type { SharedPreparedInputs } from './render-tasks.js';
 import { sharedCopy } from './shared-bytes.js';
+import { TurnQueue } from './turn-queue.js';
 
 export interface LocalEngineOptions {
   /** Worker threads that render; by default one fewer than the cores, at least one. */
   workers?: number;
+  /**
+   * Jobs that may wait for a turn while others run; one more is refused at once with 503
+   * Overloaded. By default 16 per worker.
+   */
+  queueLimit?: number;
 }
+
+/**
+ * Jobs running at once, per worker. Two keep every worker busy while a job's finished image
+ * comes back and its next one is sent, and let a short job run beside a long one. Each running
+ * job holds its inputs and decoded base picture in memory, so this is what bounds the engine's
+ * memory; a waiting job holds nothing but its request.
+ */
+const RUNNING_JOBS_PER_WORKER = 2;
+/**
+ * Waiting jobs cost the engine no memory, only time: the last of them waits for about 18 jobs
+ * to run on its worker (about a second at 2K, half a minute for four 4K images with a palette),
+ * well inside a channel's time-out, while a burst of requests still finds room.
+ */
+const QUEUED_JOBS_PER_WORKER = 16;
 
 const NO_INPUTS: SharedPreparedInputs = { base: undefined, referenceColours: [] };
 
@@ -15,17 +36,49 @@ const NO_INPUTS: SharedPreparedInputs = { base: undefined, referenceColours: [] 
  * The built-in engine: a deterministic renderer with no model and no network, for development,
  * demos and CI. It honours every parameter visibly (size, count, palette, boxes, watermark, and
  * the input images) so clients can be tested against it, and the same job always gives the same
- * PNG bytes. The pixel work runs in worker threads, never on the event loop. See
- * docs/local-engine.md.
+ * PNG bytes. The pixel work runs in worker threads, never on the event loop; jobs take turns, so
+ * a flood of them is refused at once rather than queued without end. See docs/local-engine.md.
  */
-export class LocalEngine implements Engine<PngImage> {
+export class LocalEngine implements TurnTakingEngine<PngImage> {
   private readonly pool: RenderPool;
+  private readonly turns: TurnQueue;
+  private closed = false;
 
   constructor(options: LocalEngineOptions = {}) {
-    this.pool = new RenderPool(options.workers ?? defaultWorkerCount());
+    const workers = options.workers ?? defaultWorkerCount();
+    this.pool = new RenderPool(workers);
+    this.turns = new TurnQueue({
+      running: RUNNING_JOBS_PER_WORKER * workers,
+      waiting: options.queueLimit ?? QUEUED_JOBS_PER_WORKER * workers,
+    });
   }
 
   async generate(job: EngineJob): Promise<EngineOutput<PngImage>> {
+    return (await this.waitForTurn(job.signal)).generate(job);
+  }
+
+  async waitForTurn(signal: AbortSignal): Promise<EngineTurn<PngImage>> {
+    if (this.closed) throw new Error('the local engine has been closed');
+    const turn = await this.turns.take(signal);
+    return {
+      generate: async (job) => {
+        try {
+          return await this.render(job);
+        } finally {
+          turn.release();
+        }
+      },
+    };
+  }
+
+  /** Refuses the jobs still waiting, and ends the worker threads once those running are done. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.turns.refuseWaiting(new Error('the local engine has been closed'));
+    return this.pool.close();
+  }
+
+  private async render(job: EngineJob): Promise<EngineOutput<PngImage>> {
     const { signal } = job;
     signal.throwIfAborted();
     const plan = planRender(job);
@@ -43,8 +96,8 @@ export class LocalEngine implements Engine<PngImage> {
             signal,
           );
 
-    // One image at a time: concurrent jobs interleave in the pool's queue, so a request for
-    // four images does not hold every worker while a request for one waits.
+    // One image at a time: the running jobs' tasks interleave in the pool's queue, so a request
+    // for four images does not hold every worker while a request for one waits.
     const images: PngImage[] = [];
     for (let index = 0; index < plan.imageCount; index++) {
       const recipe = {
@@ -62,10 +115,5 @@ export class LocalEngine implements Engine<PngImage> {
       images.push({ kind: 'png', bytes });
     }
     return { images, width, height };
-  }
-
-  /** Ends the worker threads once the images being rendered are done. */
-  close(): Promise<void> {
-    return this.pool.close();
   }
 }

@@ -1,0 +1,25 @@
+import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine.js';
+
+/** A turn to run one job. */
+export interface EngineTurn<Image extends EngineImage> {
+  /** Runs `job` in this turn and then gives the turn back, whatever the outcome; call it once. */
+  generate(job: EngineJob): Promise<EngineOutput<Image>>;
+}
+
+/**
+ * An engine whose jobs wait for a turn in the gateway's own queue before they run, so that the
+ * time spent waiting can be told apart from the time spent working.
+ */
+export interface TurnTakingEngine<Image extends EngineImage> extends Engine<Image> {
+  /**
+   * A turn, once one is free. Rejects at once with 503 Overloaded when the queue is full, and
+   * with the signal's reason if it aborts first.
+   */
+  waitForTurn(signal: AbortSignal): Promise<EngineTurn<Image>>;
+}
+
+export function takesTurns<Image extends EngineImage>(
+  engine: Engine<Image>,
+): engine is TurnTakingEngine<Image> {
+  return typeof (engine as Partial<TurnTakingEngine<Image>>).waitForTurn === 'function';
+}
