@@ -76,6 +76,12 @@ export class ChannelRouter implements Engine {
       if (result.ok) {
         channel.health.breaker.succeeded();
         channel.health.succeeded(latencyMs);
+        job.reportProduced?.({
+          channel: name,
+          upstreamMs: latencyMs,
+          imagesReported: result.output.imagesReported,
+          imagesReceived: result.output.images.length,
+        });
         const images = await this.rehostUnlessPassedThrough(channel, result.output.images, job);
         return {
           images,

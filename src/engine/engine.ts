@@ -12,6 +12,21 @@ export interface EngineJob {
   seed: number;
   requestId: string;
   signal: AbortSignal;
+  /**
+   * Told as soon as an upstream has produced the job's images, before they are fetched: what was
+   * produced is a cost even if fetching them fails or the caller leaves meanwhile.
+   */
+  reportProduced?: (produced: ProducedReport) => void;
+}
+
+/** What an upstream produced for a job, for the ledger. */
+export interface ProducedReport {
+  channel: string;
+  upstreamMs: number;
+  /** What the upstream said it produced, when it said. */
+  imagesReported: number | undefined;
+  /** The images it handed back. */
+  imagesReceived: number;
 }
 
 /** PNG bytes an engine rendered or an upstream sent inline; the results stage stores them. */

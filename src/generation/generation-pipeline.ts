@@ -57,6 +57,9 @@ export class GenerationPipeline implements GenerationService {
         seed,
         requestId: context.requestId,
         signal: context.signal,
+        reportProduced: (report) => {
+          attempt = report;
+        },
       });
       attempt = {
         channel: produced.channel,

@@ -51,9 +51,10 @@ export function recordUsage(scope: FastifyInstance, options: LedgerHooksOptions)
   scope.addHook('onRequest', async (request, reply) => {
     // A caller who leaves early may never see onResponse; the connection's close always comes.
     reply.raw.once('close', () => {
-      if (reply.raw.writableFinished) return;
-      request.account?.callerLeft();
-      record(request, reply.statusCode);
+      const account = request.account;
+      if (reply.raw.writableFinished || account === undefined) return;
+      account.callerLeft();
+      void account.idle().then(() => record(request, reply.statusCode));
     });
   });
 

@@ -63,6 +63,7 @@ export class RequestAccount {
   /** Headers every response of this request carries, such as the rate limit's state. */
   readonly responseHeaders: Record<string, string> = {};
   private statusOverride: number | undefined;
+  private readonly work = new Set<Promise<void>>();
 
   constructor(
     readonly requestId: string,
@@ -91,6 +92,25 @@ export class RequestAccount {
 
   failed(error: GatewayError): void {
     this.errorCode = error.code;
+  }
+
+  /**
+   * Follows work done for the request (its generation), so that a row written because the caller
+   * left waits for what that work learns on its way out (the images an upstream produced).
+   */
+  track<T>(work: Promise<T>): Promise<T> {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.work.add(settled);
+    void settled.then(() => this.work.delete(settled));
+    return work;
+  }
+
+  /** Resolves once no tracked work is under way. */
+  async idle(): Promise<void> {
+    while (this.work.size > 0) await Promise.all(this.work);
   }
 
   /** The caller left before the answer; its row gets status 499 and code `CallerGone`. */

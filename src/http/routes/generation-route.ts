@@ -43,12 +43,14 @@ export function registerGenerationRoute(
         };
         reply.raw.once('close', onClose);
         try {
-          const result = await options.generation.generate(generationRequest, {
-            requestId: request.id,
-            principal: principalOf(request),
-            signal: abort.signal,
-            account,
-          });
+          const result = await account.track(
+            options.generation.generate(generationRequest, {
+              requestId: request.id,
+              principal: principalOf(request),
+              signal: abort.signal,
+              account,
+            }),
+          );
           return shapeResponse(generationRequest, result, request.id);
         } finally {
           reply.raw.off('close', onClose);
