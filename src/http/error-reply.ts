@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorCode } from '../errors/error-table.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
 import { isDatabaseUnavailable } from '../store/database-unavailable.js';
 
@@ -36,7 +37,15 @@ function fromFastifyError(error: FastifyError): GatewayError | undefined {
   return undefined;
 }
 
+/** The code of the error each request was answered with; every error body goes through sendError. */
+const answeredCodes = new WeakMap<FastifyRequest, ErrorCode>();
+
+export function answeredErrorCode(request: FastifyRequest): ErrorCode | undefined {
+  return answeredCodes.get(request);
+}
+
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  answeredCodes.set(reply.request, error.code);
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   // Refused before its body arrived: close rather than wait for (or drain) the rest of it.
   if (!reply.request.raw.complete) reply.header('connection', 'close');

@@ -2,18 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { RequestOutcome } from '../metrics/request-outcome.js';
+import { answeredErrorCode } from './error-reply.js';
 import { stageTimesOf } from './stage-times.js';
-
-/** The `code` of an error body; every error answer has one, whichever handler sent it. */
-function errorCodeIn(payload: unknown): string | undefined {
-  if (typeof payload !== 'string' || !payload.startsWith('{')) return undefined;
-  try {
-    const code: unknown = (JSON.parse(payload) as { code?: unknown }).code;
-    return typeof code === 'string' ? code : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const roundedMs = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms));
 
@@ -26,7 +16,6 @@ export function reportFinishedRequests(
   app: FastifyInstance,
   metrics: GatewayMetrics | undefined,
 ): void {
-  const answeredCodes = new WeakMap<FastifyRequest, string>();
   const reported = new WeakSet<FastifyRequest>();
 
   const report = (request: FastifyRequest, reply: FastifyReply, callerLeft: boolean) => {
@@ -39,7 +28,7 @@ export function reportFinishedRequests(
       route: request.routeOptions.url,
       method: request.method,
       status: callerLeft ? CALLER_GONE_STATUS : reply.statusCode,
-      code: callerLeft ? 'CallerGone' : (answeredCodes.get(request) ?? account?.errorCode),
+      code: callerLeft ? 'CallerGone' : (answeredErrorCode(request) ?? account?.errorCode),
       model: account?.model,
       channel: account?.channel,
       imagesDelivered: callerLeft ? 0 : (account?.imagesDelivered ?? 0),
@@ -71,11 +60,6 @@ export function reportFinishedRequests(
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) report(request, reply, true);
     });
-  });
-  app.addHook('onSend', async (request, reply, payload) => {
-    const code = reply.statusCode >= 400 ? errorCodeIn(payload) : undefined;
-    if (code !== undefined) answeredCodes.set(request, code);
-    return payload;
   });
   app.addHook('onResponse', async (request, reply) => report(request, reply, false));
 }
