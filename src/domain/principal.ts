@@ -1,6 +1,6 @@
 /** Who is calling, as established by a verified bearer token. */
 export interface Principal {
-  /** The token's id (`jti`); undefined for an external token without one. */
+  /** The gateway token's id, or `ext:<jti>` for an external token; undefined when it has none. */
   tokenId: string | undefined;
   account: string;
   admin: boolean;
