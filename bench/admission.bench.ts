@@ -106,14 +106,18 @@ async function tokenWithLimits(admission: AdmissionServices, database: Database,
   return principal;
 }
 
-/** One request's admission work: admit, then settle (which writes its ledger row). */
+/**
+ * One request's admission work: the gate (rate and concurrency, before the body), admit (model
+ * and quota), then settle (which writes its ledger row) and free the gate's slot.
+ */
 async function admitAndSettle(admission: AdmissionServices, principal: Principal) {
-  const requestId = randomUUID();
+  const account = new RequestAccount(randomUUID(), Date.now());
+  const pass = await admission.admission.pass(principal, account);
   const ticket = await admission.admission.admit({
     principal,
     request: REQUEST,
     maxImages: 2,
-    account: new RequestAccount(requestId, Date.now()),
+    account,
   });
   await ticket.settle({
     imagesDelivered: 2,
@@ -123,6 +127,7 @@ async function admitAndSettle(admission: AdmissionServices, principal: Principal
     result: () => '{}',
     callerPresent: () => true,
   });
+  await pass.release();
 }
 
 async function benchBackend(backend: Backend): Promise<BenchRow[]> {
