@@ -37,12 +37,15 @@ function capturedLog() {
         for (const waiter of waiting.filter(({ match }) => match(line))) waiter.resolve(line);
       },
     },
-    /** The request line of `requestId`, once it is written. */
-    requestLine(requestId: string): Promise<LogLine> {
-      const match = (line: LogLine) => line.msg === 'request' && line.reqId === requestId;
+    /** The first line that `match` accepts, once it is written. */
+    lineMatching(match: (line: LogLine) => boolean): Promise<LogLine> {
       const written = lines.find(match);
       if (written !== undefined) return Promise.resolve(written);
       return new Promise((resolve) => waiting.push({ match, resolve }));
+    },
+    /** The request line of `requestId`, once it is written. */
+    requestLine(requestId: string): Promise<LogLine> {
+      return this.lineMatching((line) => line.msg === 'request' && line.reqId === requestId);
     },
   };
 }
@@ -207,6 +210,19 @@ describe('the request log line and Server-Timing', () => {
     assert.equal(line.code, 'CallerGone');
     assert.equal(line.model, MODEL_A);
     assert.equal(line.token_id, 'tok_42');
+    // An expected event, logged at info: never an error with a stack trace.
+    const noted = await log.lineMatching(
+      (candidate) =>
+        candidate.reqId === 'leaving-caller-1' &&
+        candidate.msg === 'caller disconnected before the answer',
+    );
+    assert.equal(noted.level, 30);
+    assert.deepEqual(
+      log.lines.filter(
+        (candidate) => candidate.reqId === 'leaving-caller-1' && Number(candidate.level) >= 40,
+      ),
+      [],
+    );
   });
 
   it('logs requests outside generation with their path, status and time only', async () => {
