@@ -1,44 +1,14 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
-import type { UsageRow } from '../../src/domain/usage-row.js';
 import { openDatabase } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { runInProcess } from './cli-runs.js';
-
-const JAN_1 = Date.UTC(2025, 0, 1);
-const DAY = 86_400_000;
-
-function row(overrides: Partial<UsageRow>): UsageRow {
-  return {
-    id: randomUUID(),
-    requestId: randomUUID(),
-    tokenId: 'tok_a',
-    account: 'acme',
-    model: MODEL_A,
-    mode: 'text-to-image',
-    channel: 'local',
-    status: 200,
-    errorCode: undefined,
-    imagesRequested: 1,
-    imagesReported: undefined,
-    imagesReceived: 1,
-    imagesDelivered: 1,
-    imagesBilled: 1,
-    outputSize: '1024*1024',
-    costMicros: 40_000,
-    gatewayMs: 50,
-    upstreamMs: 40,
-    replayed: false,
-    createdAt: JAN_1,
-    ...overrides,
-  };
-}
+import { DAY, JAN_1, usageRow } from '../helpers/usage-rows.js';
 
 describe('imagegate usage and token limits on the command line', () => {
   let dataDir: string;
@@ -50,9 +20,14 @@ describe('imagegate usage and token limits on the command line', () => {
       file: path.join(dataDir, 'imagegate.db'),
     });
     await new SqlUsageStore(database.db).insert([
-      row({ requestId: 'req-1', createdAt: JAN_1 + 10 }),
-      row({ requestId: 'req-2', createdAt: JAN_1 + 20, model: MODEL_B, channel: 'ds, "primary"' }),
-      row({
+      usageRow(1, { requestId: 'req-1', createdAt: JAN_1 + 10 }),
+      usageRow(1, {
+        requestId: 'req-2',
+        createdAt: JAN_1 + 20,
+        model: MODEL_B,
+        channel: 'ds, "primary"',
+      }),
+      usageRow(1, {
         requestId: 'req-3',
         createdAt: JAN_1 + DAY,
         tokenId: 'tok_b',

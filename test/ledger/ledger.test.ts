@@ -1,6 +1,5 @@
 import { silentLog } from '../../src/support/log.js';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, it, type MockTimers, type TestContext } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { BatchingLedger } from '../../src/ledger/batching-ledger.js';
@@ -8,35 +7,11 @@ import type { UsageRow } from '../../src/domain/usage-row.js';
 import type { Database } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, openNodes } from '../helpers/database-backends.js';
+import { DAY, JAN_1, usageRow } from '../helpers/usage-rows.js';
 
-const DAY = 86_400_000;
-const JAN_1 = Date.UTC(2025, 0, 1);
-
-function usageRow(overrides: Partial<UsageRow> = {}): UsageRow {
-  return {
-    id: randomUUID(),
-    requestId: randomUUID(),
-    tokenId: 'tok_a',
-    account: 'acme',
-    model: MODEL_A,
-    mode: 'text-to-image',
-    channel: 'local',
-    status: 200,
-    errorCode: undefined,
-    imagesRequested: 2,
-    imagesReported: undefined,
-    imagesReceived: 2,
-    imagesDelivered: 2,
-    imagesBilled: 2,
-    outputSize: '1024*1024',
-    costMicros: 80_000,
-    gatewayMs: 120,
-    upstreamMs: 100,
-    replayed: false,
-    createdAt: JAN_1,
-    ...overrides,
-  };
-}
+/** A row of two billed images, as the tests below expect. */
+const ledgerRow = (overrides: Partial<UsageRow> = {}) =>
+  usageRow(2, { costMicros: 80_000, gatewayMs: 120, upstreamMs: 100, ...overrides });
 
 class RecordingSink {
   batches: UsageRow[][] = [];
@@ -84,7 +59,7 @@ describe('the batching ledger', () => {
       { batchSize: 3, flushIntervalMs: 60_000, maxBuffered: 100 },
       quietLog,
     );
-    for (let i = 0; i < 7; i++) ledger.record(usageRow());
+    for (let i = 0; i < 7; i++) ledger.record(ledgerRow());
     await ledger.flush();
     assert.deepEqual(
       sink.batches.map((batch) => batch.length),
@@ -102,7 +77,7 @@ describe('the batching ledger', () => {
       { batchSize: 100, flushIntervalMs: 60_000, maxBuffered: 100 },
       { ...quietLog, error: (details) => errors.push(details) },
     );
-    const rows = Array.from({ length: 5 }, () => usageRow());
+    const rows = Array.from({ length: 5 }, () => ledgerRow());
     for (const row of rows) ledger.record(row);
     sink.failuresLeft = 2;
     await assert.rejects(ledger.flush(), /database down/);
@@ -121,7 +96,7 @@ describe('the batching ledger', () => {
       { batchSize: 100, flushIntervalMs: 60_000, maxBuffered: 100 },
       { ...quietLog, error: (details) => errors.push(details) },
     );
-    const row = usageRow();
+    const row = ledgerRow();
     ledger.record(row);
     sink.failuresLeft = 10;
     await closeThroughRetries(ledger, timers);
@@ -136,7 +111,7 @@ describe('the batching ledger', () => {
       { batchSize: 100, flushIntervalMs: 20, maxBuffered: 100 },
       quietLog,
     );
-    ledger.record(usageRow());
+    ledger.record(ledgerRow());
     timers.tick(19);
     await settle();
     assert.equal(sink.batches.flat().length, 0, 'not before the interval');
@@ -154,8 +129,8 @@ for (const [backend, targetFor] of BACKENDS) {
       if (nodes === undefined) return;
       const store = new SqlUsageStore((nodes[0] as Database).db);
       await store.insert([
-        usageRow({ createdAt: JAN_1 + 1000 }),
-        usageRow({
+        ledgerRow({ createdAt: JAN_1 + 1000 }),
+        ledgerRow({
           createdAt: JAN_1 + 2000,
           model: MODEL_B,
           imagesReceived: 1,
@@ -163,7 +138,7 @@ for (const [backend, targetFor] of BACKENDS) {
           imagesBilled: 1,
           costMicros: 25_000,
         }),
-        usageRow({
+        ledgerRow({
           createdAt: JAN_1 + DAY + 5,
           tokenId: 'tok_b',
           account: 'beta',
@@ -176,7 +151,7 @@ for (const [backend, targetFor] of BACKENDS) {
           outputSize: undefined,
           upstreamMs: undefined,
         }),
-        usageRow({
+        ledgerRow({
           createdAt: JAN_1 + 2 * DAY,
           tokenId: undefined,
           account: 'external',
