@@ -56,6 +56,7 @@ export class ChannelRouter implements Engine {
     const notes: AttemptNote[] = [];
     let lastTried: string | undefined;
     let upstreamMs = 0;
+    let queuedMs = 0;
     let overloaded = false;
     const triedLast = (error: GatewayError) =>
       lastTried === undefined ? error : new ChannelFailure(error, lastTried, upstreamMs);
@@ -69,8 +70,14 @@ export class ChannelRouter implements Engine {
       }
 
       const started = now();
-      const { result, limitMs } = await this.attempt(channel, job, deadlineAt);
-      const latencyMs = now() - started;
+      const {
+        result,
+        limitMs,
+        queuedMs: attemptQueuedMs,
+      } = await this.attempt(channel, job, deadlineAt);
+      queuedMs += attemptQueuedMs;
+      // Time waiting for a turn in the gateway is the gateway's, not the upstream's.
+      const latencyMs = now() - started - attemptQueuedMs;
       lastTried = name;
       upstreamMs += latencyMs;
       if (result.ok) {
@@ -90,6 +97,7 @@ export class ChannelRouter implements Engine {
           ...(result.output.tokens === undefined ? {} : { tokens: result.output.tokens }),
           channel: name,
           upstreamLatencyMs: latencyMs,
+          queuedMs,
           ...(result.output.imagesReported === undefined
             ? {}
             : { imagesReported: result.output.imagesReported }),
@@ -222,7 +230,7 @@ export class ChannelRouter implements Engine {
     channel: Channel,
     job: EngineJob,
     deadlineAt: number,
-  ): Promise<{ result: AttemptResult; limitMs: number }> {
+  ): Promise<{ result: AttemptResult; limitMs: number; queuedMs: number }> {
     const clock = new AttemptClock(channel.config.timeoutMs, deadlineAt, this.dependencies.now);
     channel.health.started();
     try {
@@ -233,7 +241,7 @@ export class ChannelRouter implements Engine {
         callerGone: () => job.signal.aborted,
         waitOffTheClock: (wait) => clock.stoppedDuring(wait),
       });
-      return { result, limitMs: clock.limitMs };
+      return { result, limitMs: clock.limitMs, queuedMs: clock.queuedMs };
     } catch (error) {
       channel.health.breaker.released();
       throw error;
@@ -268,8 +276,12 @@ class AttemptClock {
     return this.expiry.signal;
   }
 
+  /** Time spent waiting in the gateway's own queue, off the clock. */
+  queuedMs = 0;
+
   async stoppedDuring<T>(wait: () => Promise<T>): Promise<T> {
     this.stop();
+    const waitStarted = this.now();
     const untilDeadline = this.deadlineAt - this.now();
     this.timer = setTimeout(
       () => this.expiry.abort(new Error('routing deadline reached while waiting for a turn')),
@@ -278,6 +290,7 @@ class AttemptClock {
     try {
       return await wait();
     } finally {
+      this.queuedMs += this.now() - waitStarted;
       this.start();
     }
   }

@@ -68,6 +68,8 @@ export interface EngineOutput<Image extends EngineImage = EngineImage> {
   upstreamLatencyMs?: number;
   /** Images the upstream reports it produced and charges for (its `usage.image_count`). */
   imagesReported?: number;
+  /** Time the job waited for a turn in the gateway's own queues (set by the channel router). */
+  queuedMs?: number;
 }
 
 /** A way of turning a job into images: the local renderer, or the channel router over adapters. */

@@ -61,6 +61,7 @@ export class GenerationPipeline implements GenerationService {
           attempt = report;
         },
       });
+      context.account.queueMs = produced.queuedMs;
       attempt = {
         channel: produced.channel,
         upstreamMs: produced.upstreamLatencyMs,

@@ -51,6 +51,7 @@ export function reportFinishedRequests(
         gateway_ms: roundedMs(outcome.times?.gatewayMs),
         upstream_ms: roundedMs(outcome.times?.upstreamMs),
         storage_ms: roundedMs(outcome.times?.storageMs),
+        queue_ms: roundedMs(outcome.times?.queueMs),
       },
       'request',
     );

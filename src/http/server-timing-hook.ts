@@ -5,11 +5,13 @@ import { stageTimesOf } from './stage-times.js';
 const durationOf = (ms: number): string => String(Math.round(ms * 10) / 10);
 
 /**
- * The `Server-Timing` header: `gateway` (everything but the upstream), then `upstream` and
- * `storage` when those stages ran.
+ * The `Server-Timing` header: `gateway` (everything but the upstream), then `queue` (waiting for
+ * a turn in the gateway's own queues, part of `gateway`), `upstream` and `storage` when those
+ * stages ran.
  */
 export function serverTiming(times: StageTimes): string {
   const entries = [`gateway;dur=${durationOf(times.gatewayMs)}`];
+  if (times.queueMs !== undefined) entries.push(`queue;dur=${durationOf(times.queueMs)}`);
   if (times.upstreamMs !== undefined) entries.push(`upstream;dur=${durationOf(times.upstreamMs)}`);
   if (times.storageMs !== undefined) entries.push(`storage;dur=${durationOf(times.storageMs)}`);
   return entries.join(', ');

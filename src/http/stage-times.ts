@@ -12,5 +12,6 @@ export function stageTimesOf(account: RequestAccount | undefined, totalMs: numbe
     gatewayMs: Math.max(0, totalMs - (upstreamMs ?? 0)),
     upstreamMs,
     storageMs: account?.storageMs,
+    queueMs: account?.queueMs,
   };
 }

@@ -51,6 +51,8 @@ export class RequestAccount {
   upstreamMs: number | undefined;
   /** Time the results stage spent storing images; undefined when it stored none. */
   storageMs: number | undefined;
+  /** Time spent waiting in the gateway's own queues (the local engine's turns). */
+  queueMs: number | undefined;
   /** The code of the error answered, when the request failed. */
   errorCode: string | undefined;
   replayed = false;

@@ -8,6 +8,7 @@ export interface StageTimes {
   upstreamMs: number | undefined;
   /** Time the results stage spent storing images; undefined when it stored none. */
   storageMs: number | undefined;
+  queueMs: number | undefined;
 }
 
 /** How one request ended, as the metrics count it. */

@@ -14,7 +14,7 @@ const generated: RequestOutcome = {
   channel: 'primary',
   imagesDelivered: 2,
   imagesBilled: 2,
-  times: { totalMs: 1530, gatewayMs: 30, upstreamMs: 1500, storageMs: 12 },
+  times: { totalMs: 1530, gatewayMs: 30, upstreamMs: 1500, storageMs: 12, queueMs: undefined },
 };
 
 async function scraped(metrics: GatewayMetrics) {
@@ -33,7 +33,13 @@ describe('GatewayMetrics', () => {
       channel: undefined,
       imagesDelivered: 0,
       imagesBilled: 0,
-      times: { totalMs: 4, gatewayMs: 4, upstreamMs: undefined, storageMs: undefined },
+      times: {
+        totalMs: 4,
+        gatewayMs: 4,
+        upstreamMs: undefined,
+        storageMs: undefined,
+        queueMs: undefined,
+      },
     });
     metrics.requestFinished({
       route: undefined,
