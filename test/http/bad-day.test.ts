@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { type AddressInfo, connect } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { type BillingGateway, gate, startBillingGateway } from '../helpers/billing-gateway.js';
 import { engineStarted } from '../helpers/engine-started.js';
@@ -184,5 +185,23 @@ describe('a bad day at the front door', () => {
     );
     assert.equal(identity.status, 200);
     assert.equal(gateway.engine.calls, 1);
+  });
+
+  it('refuses connections past IMAGEGATE_MAX_CONNECTIONS', async (t) => {
+    const { port } = await listening(t, { IMAGEGATE_MAX_CONNECTIONS: '2' });
+    const held = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+    await Promise.all(held.map((socket) => once(socket, 'connect')));
+    // The server has accepted both before the third arrives.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await assert.rejects(
+      rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'),
+      /no answer/,
+      'a third connection is closed without an answer',
+    );
+    held[0]?.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const health = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.equal(health.status, 200, 'a place freed is taken again');
+    held[1]?.destroy();
   });
 });
