@@ -31,7 +31,13 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
     // Requests on kept-alive connections still arrive while the server drains.
     if (closing) throw overloaded('its work: it is shutting down');
     const declared = Number(request.headers['content-length']);
-    const bodyBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+    // A body larger than the whole budget is over every route's body limit too (the budget is at
+    // least IMAGEGATE_MAX_BODY_BYTES), so it is never read into memory: it holds no bytes here,
+    // and its route refuses it (413) as no wait would admit it, which 503 with Retry-After says.
+    const bodyBytes =
+      Number.isSafeInteger(declared) && declared > 0 && declared <= budget.maxBodyBytes
+        ? declared
+        : 0;
     if (!budget.tryEnter(bodyBytes))
       throw overloaded(
         budget.requests >= budget.maxRequests
