@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { TestContext } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import pg from 'pg';
 import type { DatabaseTarget } from '../../src/store/database.js';
 
@@ -40,11 +40,24 @@ export async function postgresTarget(t: TestContext): Promise<DatabaseTarget | u
     return undefined;
   }
   const schema = `test_${randomBytes(6).toString('hex')}`;
-  t.after(async () => {
-    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await client.connect();
-    await client.query(`drop schema if exists "${schema}" cascade`);
-    await client.end();
-  });
+  schemasToDrop.add(schema);
   return { kind: 'postgres', url: TEST_POSTGRES_URL, schema };
 }
+
+/**
+ * Schemas made by this test file, dropped once all its tests and their own clean-ups are done:
+ * a test's `t.after` hooks run in the order they were registered, so dropping there would pull
+ * the schema from under gateways that the same test closes later.
+ */
+const schemasToDrop = new Set<string>();
+after(async () => {
+  if (schemasToDrop.size === 0) return;
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    for (const schema of schemasToDrop)
+      await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+});
