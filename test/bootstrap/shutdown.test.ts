@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
+import path from 'node:path';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
+import { type GatewayHome, prepareGatewayHome } from '../helpers/gateway-home.js';
+import { startListeningProcess } from '../helpers/listening-process.js';
+import { childPidsOf, isRunning } from '../helpers/process-tree.js';
+import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';
+
+/** The default of IMAGEGATE_SHUTDOWN_TIMEOUT_MS. */
+const DEFAULT_DRAIN_MS = 10_000;
+const UPSTREAM_DELAY_MS = 1500;
+
+/** What a caller saw: an answer, or its connection closed before one. */
+type Outcome = { status: number; body: string } | { closed: string };
+
+/** A generation request on a connection of its own. */
+function generate(url: string, home: GatewayHome, requestId: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const request = httpRequest(`${url}${GENERATION_URL}`, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        authorization: home.authorization,
+        'content-type': 'application/json',
+        'x-request-id': requestId,
+      },
+    });
+    request.on('response', (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', (error) => resolve({ closed: error.message }));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      resolve({ closed: error.code ?? error.message }),
+    );
+    request.end(JSON.stringify(modelABody()));
+  });
+}
+
+/** Resolves once the fake upstream has received `count` generation submissions in all. */
+async function upstreamReceived(upstream: FakeDashScope, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (upstream.submissions().length < count) {
+    if (Date.now() > deadline) throw new Error(`the upstream did not receive request ${count}`);
+    await sleep(20);
+  }
+}
+
+const mtimeOf = async (file: string) => (await stat(file)).mtimeMs;
+
+/** The newest modification time of any file under `directory`. */
+async function newestMtime(directory: string): Promise<number> {
+  const entries = await readdir(directory, { withFileTypes: true, recursive: true });
+  const times = await Promise.all(
+    entries
+      .filter((entry) => entry.isFile())
+      .map((entry) => mtimeOf(path.join(entry.parentPath, entry.name))),
+  );
+  return Math.max(0, ...times);
+}
+
+/** `npm start` runs dist/: build it when it is missing or older than a source file. */
+async function buildDistIfStale(): Promise<void> {
+  const built = await mtimeOf('dist/main.js').catch(() => 0);
+  if (built >= (await newestMtime('src'))) return;
+  await promisify(execFile)('npm', ['run', 'build', '--silent'], { timeout: 120_000 });
+}
+
+/** Kills what a failed test left running, the npm process's node child included. */
+function killOnEnd(t: TestContext, pids: () => number[]): void {
+  t.after(() => {
+    for (const pid of pids()) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+  });
+}
+
+describe('shutting down on a signal', () => {
+  let upstream: FakeDashScope;
+  before(async () => {
+    upstream = await startFakeDashScope();
+  });
+  after(() => upstream.close());
+
+  async function nodeGateway(t: TestContext, env: Record<string, string>) {
+    const home = await prepareGatewayHome(t, upstream);
+    const gateway: GatewayProcess = await startGatewayProcess({ ...home.env, ...env });
+    killOnEnd(t, () => (gateway.child.pid === undefined ? [] : [gateway.child.pid]));
+    return { home, gateway };
+  }
+
+  it('npm start: SIGTERM to npm lets the request in flight finish, then npm and node exit 0', async (t) => {
+    await buildDistIfStale();
+    const home = await prepareGatewayHome(t, upstream);
+    // --ignore-scripts skips the prestart build, done above.
+    const npm = await startListeningProcess('npm', ['start', '--ignore-scripts'], home.env);
+    const npmPid = npm.child.pid as number;
+    const children = childPidsOf(npmPid);
+    killOnEnd(t, () => [npmPid, ...children]);
+    assert.equal(children.length, 1, `npm runs the gateway as its one child:\n${npm.output()}`);
+    const nodePid = children[0] as number;
+
+    const submitted = upstream.submissions().length;
+    upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
+    const answer = generate(npm.url, home, 'in-flight');
+    await upstreamReceived(upstream, submitted + 1);
+    const signalled = Date.now();
+    npm.child.kill('SIGTERM');
+
+    const outcome = await answer;
+    assert.ok('status' in outcome && outcome.status === 200, JSON.stringify(outcome));
+    assert.deepEqual(await npm.ended, { code: 0, signal: null }, npm.output());
+    const exitMs = Date.now() - signalled;
+    assert.ok(exitMs < DEFAULT_DRAIN_MS, `exited ${exitMs} ms after SIGTERM`);
+    assert.equal(isRunning(nodePid), false, 'the node child is not left behind');
+    const rows = await home.ledgerRows();
+    assert.deepEqual(
+      rows.map((row) => [row.requestId, row.status, row.imagesBilled]),
+      [['in-flight', 200, 1]],
+    );
+  });
+
+  it('closes the connections still open at the drain deadline; their rows say CallerGone and bill nothing', async (t) => {
+    const { home, gateway } = await nodeGateway(t, { IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '1000' });
+    const submitted = upstream.submissions().length;
+    // The upstream never answers: only the deadline ends this request.
+    upstream.script({ kind: 'hang' });
+    const answer = generate(gateway.url, home, 'cut-off');
+    await upstreamReceived(upstream, submitted + 1);
+    const signalled = Date.now();
+    gateway.child.kill('SIGTERM');
+
+    const outcome = await answer;
+    assert.ok(
+      'closed' in outcome,
+      `the caller's connection is closed, got ${JSON.stringify(outcome)}`,
+    );
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+    const exitMs = Date.now() - signalled;
+    assert.ok(exitMs >= 900 && exitMs < 4000, `exited ${exitMs} ms after SIGTERM`);
+    const rows = await home.ledgerRows();
+    assert.deepEqual(
+      rows.map((row) => [row.requestId, row.status, row.errorCode, row.imagesBilled]),
+      [['cut-off', 499, 'CallerGone', 0]],
+    );
+  });
+
+  it('does not wait for idle kept-alive connections', async (t) => {
+    const { home, gateway } = await nodeGateway(t, { IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '30000' });
+    const agent = new Agent({ keepAlive: true });
+    t.after(() => agent.destroy());
+    const health = await new Promise<number>((resolve, reject) => {
+      httpRequest(`${gateway.url}/healthz`, { agent }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      })
+        .on('error', reject)
+        .end();
+    });
+    assert.equal(health, 200);
+    assert.equal(Object.values(agent.freeSockets).flat().length, 1, 'one idle kept-alive socket');
+
+    const signalled = Date.now();
+    gateway.child.kill('SIGTERM');
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+    const exitMs = Date.now() - signalled;
+    assert.ok(exitMs < 3000, `exited ${exitMs} ms after SIGTERM, drain deadline 30 s`);
+    assert.deepEqual(await home.ledgerRows(), []);
+  });
+
+  it('SIGINT drains like SIGTERM', async (t) => {
+    const { home, gateway } = await nodeGateway(t, {});
+    const submitted = upstream.submissions().length;
+    upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
+    const answer = generate(gateway.url, home, 'interrupted');
+    await upstreamReceived(upstream, submitted + 1);
+    const signalled = Date.now();
+    gateway.child.kill('SIGINT');
+
+    const outcome = await answer;
+    assert.ok('status' in outcome && outcome.status === 200, JSON.stringify(outcome));
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+    const exitMs = Date.now() - signalled;
+    assert.ok(exitMs < DEFAULT_DRAIN_MS, `exited ${exitMs} ms after SIGINT`);
+    const rows = await home.ledgerRows();
+    assert.deepEqual(
+      rows.map((row) => [row.requestId, row.status, row.imagesBilled]),
+      [['interrupted', 200, 1]],
+    );
+  });
+});
