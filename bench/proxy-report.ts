@@ -27,6 +27,8 @@ export interface CrowdResult {
   callers: number;
   upstreamDelayMs: number;
   seconds: number;
+  /** The machine's 1-minute load average as the run started. */
+  loadAverage: number;
   result: LoadResult;
   idleRssBytes: number;
   peakRssBytes: number;
@@ -37,6 +39,8 @@ export interface LargeResult {
   bodyBytes: number;
   imageBytes: number;
   repeats: number;
+  /** The machine's 1-minute load average as the run started. */
+  loadAverage: number;
   directMs: number;
   gatewayMs: number;
   /** From the request's start until the upstream had the forwarded body whole. */
@@ -132,6 +136,7 @@ function crowdTable(crowd: CrowdResult): string {
         `${figure(crowd.idleRssBytes / MIB, 0)} / ${figure(crowd.peakRssBytes / MIB, 0)}`,
       ],
       ['RSS growth per request in flight, KiB', figure(growth / crowd.callers / 1024, 0)],
+      ['load average as it started', figure(crowd.loadAverage, 1)],
     ],
   );
 }
@@ -162,6 +167,7 @@ function largeTable(large: LargeResult): string {
         `${figure(large.idleRssBytes / MIB, 0)} / ${figure(large.peakRssBytes / MIB, 0)}`,
       ],
       ['peak RSS growth / body size', figure(growth / large.bodyBytes, 2)],
+      ['load average as it started', figure(large.loadAverage, 1)],
     ],
   );
 }

@@ -262,6 +262,7 @@ async function crowdRun(wrk: string, children: Children, fake: FakeUpstream): Pr
     await load(wrk, target, CONNECTIONS, WARMUP_SECONDS);
     await fake.setDelay(CROWD_UPSTREAM_MS);
     await sleep(1000);
+    const loadAverage = loadavg()[0] as number;
     const idleRssBytes = rssBytes(gateway.pid);
     const sampler = sampleRss(gateway.pid, 100);
     const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
@@ -270,6 +271,7 @@ async function crowdRun(wrk: string, children: Children, fake: FakeUpstream): Pr
       callers: CROWD_CALLERS,
       upstreamDelayMs: CROWD_UPSTREAM_MS,
       seconds: CROWD_SECONDS,
+      loadAverage,
       result,
       idleRssBytes,
       peakRssBytes,
@@ -317,6 +319,7 @@ async function largestRequest(children: Children, fake: FakeUpstream): Promise<L
     const headers = { ...JSON_HEADERS, authorization: gateway.authorization };
     for (let i = 0; i < 20; i++) await post(agent, url, BODY, headers);
     await sleep(1000);
+    const loadAverage = loadavg()[0] as number;
     const idleRssBytes = rssBytes(gateway.pid);
     const cpuBefore = cpuMs(gateway.pid);
     const sampler = sampleRss(gateway.pid, 10);
@@ -337,6 +340,7 @@ async function largestRequest(children: Children, fake: FakeUpstream): Promise<L
       bodyBytes: body.length,
       imageBytes: png.length,
       repeats: LARGE_REPEATS,
+      loadAverage,
       directMs: median(direct),
       gatewayMs: median(answered),
       gatewayForwardedMs: median(forwarded),
