@@ -1,0 +1,39 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Children, firstMatch } from './proxy-children.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SCRIPT = path.join(ROOT, 'bench', 'proxy-fake-upstream.ts');
+
+/** The fake upstream process, seen from the bench. */
+export interface FakeUpstream {
+  url: string;
+  port: number;
+  pid: number;
+  /** How long each generation call waits before it is answered. */
+  setDelay(ms: number): Promise<void>;
+  /** When the last generation body had arrived whole (epoch ms), and its size. */
+  lastBody(): Promise<{ bytes: number; receivedAt: number }>;
+}
+
+export async function startFakeUpstream(children: Children): Promise<FakeUpstream> {
+  const child = children.spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const match = await firstMatch(child, /\{"port":(\d+)\}/, 'the fake upstream');
+  const port = Number(match[1]);
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    port,
+    pid: child.pid as number,
+    setDelay: async (ms) => {
+      const response = await fetch(`${url}/__delay?ms=${ms}`, { method: 'POST' });
+      if (response.status !== 204)
+        throw new Error(`fake upstream: delay not set (${response.status})`);
+    },
+    lastBody: async () =>
+      (await (await fetch(`${url}/__last`)).json()) as { bytes: number; receivedAt: number },
+  };
+}

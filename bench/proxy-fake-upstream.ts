@@ -1,0 +1,81 @@
+// A DashScope stand-in for the proxy bench, run in a process of its own so that its CPU is not
+// counted as the gateway's. Every POST gets the multimodal-generation answer (one image that
+// points back here) at once, or after the delay set with `POST /__delay?ms=N`; `GET /image.png`
+// serves that small PNG for re-hosting; `GET /__last` tells when the last POST body had arrived
+// whole and how large it was. It prints `{"port":N}` once it listens.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { greyPng } from './proxy-png.js';
+
+const IMAGE_SIDE = 64;
+const png = greyPng(IMAGE_SIDE, IMAGE_SIDE);
+
+let delayMs = 0;
+let answered = 0;
+let lastBody = { bytes: 0, receivedAt: 0 };
+
+const server = createServer((request, response) => {
+  if (request.method === 'GET' && request.url === '/image.png') {
+    response.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length });
+    response.end(png);
+    return;
+  }
+  if (request.method === 'GET' && request.url === '/__last') {
+    sendJson(response, 200, lastBody);
+    return;
+  }
+  if (request.method !== 'POST') {
+    sendJson(response, 404, { code: 'NotFound', message: `no route ${request.url ?? ''}` });
+    return;
+  }
+  void drain(request).then((bytes) => {
+    if (request.url?.startsWith('/__delay') === true) {
+      delayMs = Number(new URL(request.url, 'http://fake').searchParams.get('ms') ?? 0);
+      response.writeHead(204).end();
+      return;
+    }
+    lastBody = { bytes, receivedAt: Date.now() };
+    if (delayMs === 0) answer(response);
+    else setTimeout(() => answer(response), delayMs);
+  });
+});
+
+function answer(response: ServerResponse): void {
+  const { port } = server.address() as AddressInfo;
+  sendJson(response, 200, {
+    request_id: `fake-${++answered}`,
+    output: {
+      choices: [
+        {
+          finish_reason: 'stop',
+          message: {
+            role: 'assistant',
+            content: [{ type: 'image', image: `http://127.0.0.1:${port}/image.png` }],
+          },
+        },
+      ],
+    },
+    usage: { image_count: 1, width: IMAGE_SIDE, height: IMAGE_SIDE },
+  });
+}
+
+function sendJson(response: ServerResponse, status: number, body: object): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  response.end(text);
+}
+
+async function drain(request: IncomingMessage): Promise<number> {
+  let bytes = 0;
+  for await (const chunk of request) bytes += (chunk as Buffer).length;
+  return bytes;
+}
+
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));

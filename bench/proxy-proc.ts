@@ -1,0 +1,72 @@
+// What the kernel counts for a process, read from /proc: the bench measures processes it did not
+// write (nginx) the same way as the gateway.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+const TICKS_PER_SECOND = clockTicks();
+
+function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** The fields of /proc/<pid>/stat after the command name, which may itself hold spaces. */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** CPU time the process has used so far, user and system, all its threads: utime + stime. */
+export function cpuMs(pid: number): number {
+  const fields = statFields(pid);
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** Resident set size now (VmRSS). */
+export function rssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match === null ? 0 : Number(match[1]) * 1024;
+}
+
+/** The processes whose parent is `pid` (nginx's workers under its master). */
+export function childPids(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((candidate) => {
+      try {
+        return Number(statFields(candidate)[1]) === pid;
+      } catch {
+        return false; // it exited while we looked
+      }
+    });
+}
+
+/** Samples a process's RSS until stopped; `stop` returns the highest value seen. */
+export function sampleRss(pid: number, intervalMs: number): { stop(): number } {
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {
+      // the process is gone; keep the peak seen so far
+    }
+  }, intervalMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+/** The 1-, 5- and 15-minute load averages, as `uptime` prints them. */
+export function loadAverageText(): string {
+  return loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
+}

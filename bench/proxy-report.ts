@@ -1,0 +1,196 @@
+import type { BenchRow } from './bench-row.js';
+import { figure, markdownTable } from './proxy-table.js';
+import type { LoadResult } from './proxy-wrk.js';
+
+/** One fixed-duration load through one setup. */
+export interface LoadRow {
+  setup: string;
+  upstreamDelayMs: number;
+  /** The machine's 1-minute load average as the row started: other work shares the cores. */
+  loadAverage: number;
+  result: LoadResult;
+  /** CPU of the process under test (the gateway, nginx's worker, or the fake when direct). */
+  cpuUsPerRequest: number;
+  /** CPU of the fake upstream; undefined when it is the process under test. */
+  upstreamCpuUsPerRequest: number | undefined;
+}
+
+/** One caller alone: the median of sequential requests. */
+export interface AloneRow {
+  setup: string;
+  medianMs: number;
+  errors: number;
+}
+
+/** Many callers held open by a slow upstream. */
+export interface CrowdResult {
+  callers: number;
+  upstreamDelayMs: number;
+  seconds: number;
+  /** The machine's 1-minute load average as the run started. */
+  loadAverage: number;
+  result: LoadResult;
+  idleRssBytes: number;
+  peakRssBytes: number;
+}
+
+/** The largest legal request, straight to the upstream and through the gateway. */
+export interface LargeResult {
+  bodyBytes: number;
+  imageBytes: number;
+  repeats: number;
+  /** The machine's 1-minute load average as the run started. */
+  loadAverage: number;
+  directMs: number;
+  gatewayMs: number;
+  /** From the request's start until the upstream had the forwarded body whole. */
+  gatewayForwardedMs: number;
+  gatewayCpuMsPerRequest: number;
+  idleRssBytes: number;
+  peakRssBytes: number;
+}
+
+export interface ProxyReport {
+  machine: string;
+  loadBefore: string;
+  loadAfter: string;
+  started: Date;
+  tools: string;
+  settings: string;
+  loads: LoadRow[];
+  alone: AloneRow[];
+  crowd: CrowdResult | string;
+  large: LargeResult;
+}
+
+const MIB = 1024 * 1024;
+
+export function printReport(report: ProxyReport): void {
+  const lines = [
+    '',
+    `proxy bench, ${report.started.toISOString()}`,
+    `machine: ${report.machine}`,
+    `load average before: ${report.loadBefore}; after: ${report.loadAfter}`,
+    report.tools,
+    report.settings,
+    '',
+    markdownTable(
+      [
+        'setup',
+        'upstream delay',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'errors',
+        'CPU µs/req',
+        'fake upstream CPU µs/req',
+        'load avg',
+      ],
+      report.loads.map((row) => [
+        row.setup,
+        `${row.upstreamDelayMs} ms`,
+        figure(row.result.requestsPerSecond, 0),
+        figure(row.result.p50Ms, 2),
+        figure(row.result.p99Ms, 2),
+        String(row.result.errors),
+        figure(row.cpuUsPerRequest, 0),
+        figure(row.upstreamCpuUsPerRequest, 0),
+        figure(row.loadAverage, 1),
+      ]),
+    ),
+    '',
+    markdownTable(
+      ['one request alone', 'median ms', 'added over direct, ms', 'errors'],
+      aloneRows(report.alone),
+    ),
+    '',
+    typeof report.crowd === 'string' ? report.crowd : crowdTable(report.crowd),
+    '',
+    largeTable(report.large),
+    '',
+  ];
+  console.log(lines.join('\n'));
+}
+
+function aloneRows(rows: readonly AloneRow[]): string[][] {
+  const direct = rows[0]?.medianMs;
+  return rows.map((row) => [
+    row.setup,
+    figure(row.medianMs, 3),
+    direct === undefined || row === rows[0] ? '-' : figure(row.medianMs - direct, 3),
+    String(row.errors),
+  ]);
+}
+
+function crowdTable(crowd: CrowdResult): string {
+  const growth = crowd.peakRssBytes - crowd.idleRssBytes;
+  return markdownTable(
+    [`${crowd.callers} callers, ${crowd.upstreamDelayMs} ms upstream, ${crowd.seconds} s`, 'value'],
+    [
+      ['requests answered', String(crowd.result.requests)],
+      ['p50 ms', figure(crowd.result.p50Ms, 0)],
+      ['p99 ms', figure(crowd.result.p99Ms, 0)],
+      ['errors', String(crowd.result.errors)],
+      [
+        'RSS idle / peak, MiB',
+        `${figure(crowd.idleRssBytes / MIB, 0)} / ${figure(crowd.peakRssBytes / MIB, 0)}`,
+      ],
+      ['RSS growth per request in flight, KiB', figure(growth / crowd.callers / 1024, 0)],
+      ['load average as it started', figure(crowd.loadAverage, 1)],
+    ],
+  );
+}
+
+function largeTable(large: LargeResult): string {
+  const growth = large.peakRssBytes - large.idleRssBytes;
+  return markdownTable(
+    [
+      `largest legal request: 9 PNG data URLs of ${large.imageBytes} bytes, body ${large.bodyBytes} bytes (${figure(large.bodyBytes / MIB, 1)} MiB)`,
+      'value',
+    ],
+    [
+      [
+        `sent straight to the fake upstream, ms (median of ${large.repeats})`,
+        figure(large.directMs, 0),
+      ],
+      [
+        `through the gateway, answered, ms (median of ${large.repeats})`,
+        figure(large.gatewayMs, 0),
+      ],
+      [
+        'through the gateway, until the upstream had the whole body, ms',
+        figure(large.gatewayForwardedMs, 0),
+      ],
+      ['gateway CPU per request, ms', figure(large.gatewayCpuMsPerRequest, 0)],
+      [
+        'gateway RSS idle / peak, MiB',
+        `${figure(large.idleRssBytes / MIB, 0)} / ${figure(large.peakRssBytes / MIB, 0)}`,
+      ],
+      ['peak RSS growth / body size', figure(growth / large.bodyBytes, 2)],
+      ['load average as it started', figure(large.loadAverage, 1)],
+    ],
+  );
+}
+
+/** The figures the runner's own table shows: throughput and the latency one caller sees. */
+export function headlineRows(report: ProxyReport): BenchRow[] {
+  const direct = report.alone[0]?.medianMs ?? 0;
+  return [
+    ...report.loads
+      .filter((row) => row.upstreamDelayMs === 0)
+      .map((row) => ({
+        name: `proxy: ${row.setup}`,
+        value: row.result.requestsPerSecond,
+        unit: 'req/s' as const,
+        note: `${CONNECTIONS_NOTE}; p99 ${figure(row.result.p99Ms, 1)} ms; ${figure(row.cpuUsPerRequest, 0)} µs CPU/req`,
+      })),
+    ...report.alone.slice(1).map((row) => ({
+      name: `proxy: one request alone, added by ${row.setup}`,
+      value: row.medianMs - direct,
+      unit: 'ms' as const,
+      note: 'median over direct',
+    })),
+  ];
+}
+
+const CONNECTIONS_NOTE = 'wrk, 64 connections';

@@ -1,0 +1,385 @@
+// The gateway as a proxy, side by side with nginx: one DashScope channel at a fake upstream on
+// loopback that answers at once, wrk as the callers, all of them sharing the machine's cores.
+// The bench prints its own tables (its rows have more columns than the runner's) and hands the
+// runner the headline figures.
+//   npm run bench -- proxy            10 s per load row
+//   npm run bench -- proxy --quick    2 s per load row, fewer sequential requests
+//   PROXY_BENCH_SECONDS=N             seconds per load row, overriding either
+import { spawnSync } from 'node:child_process';
+import { Agent } from 'node:http';
+import { availableParallelism, loadavg, totalmem } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SYNC_PATH } from '../src/channels/dashscope/dashscope-protocol.js';
+import { MODEL_A } from '../src/domain/models.js';
+import type { BenchRow } from './bench-row.js';
+import { Children } from './proxy-children.js';
+import { post, sequentialLatency } from './proxy-client.js';
+import { type FakeUpstream, startFakeUpstream } from './proxy-fake-control.js';
+import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
+import { type RunningNginx, startNginx } from './proxy-nginx.js';
+import { largestGreyPng } from './proxy-png.js';
+import { openSharedBackend } from './proxy-postgres-redis.js';
+import { cpuMs, loadAverageText, rssBytes, sampleRss } from './proxy-proc.js';
+import {
+  type AloneRow,
+  type CrowdResult,
+  headlineRows,
+  type LargeResult,
+  type LoadRow,
+  printReport,
+} from './proxy-report.js';
+import { findWrk, runWrk } from './proxy-wrk.js';
+
+const QUICK = process.argv.includes('--quick');
+const LOAD_SECONDS = Number(process.env.PROXY_BENCH_SECONDS ?? (QUICK ? 2 : 10));
+const WARMUP_SECONDS = QUICK ? 1 : 2;
+const CONNECTIONS = 64;
+const ALONE_REQUESTS = QUICK ? 50 : 200;
+const SLOW_UPSTREAM_MS = 50;
+const CROWD_CALLERS = 1000;
+const CROWD_UPSTREAM_MS = 2000;
+/** Enough for every caller of the crowd to be answered a few times. */
+const CROWD_SECONDS = Math.max(LOAD_SECONDS, 6);
+const LARGE_IMAGE_COUNT = 9;
+/** 20 MiB: the largest input image the gateway accepts. */
+const LARGE_IMAGE_BYTES = 20 * 1024 * 1024;
+const LARGE_IMAGE_WIDTH = 2600;
+const LARGE_REPEATS = QUICK ? 1 : 3;
+
+const BODY = JSON.stringify({
+  model: MODEL_A,
+  input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
+  parameters: { n: 1 },
+});
+const JSON_HEADERS = { 'content-type': 'application/json' };
+/** A token whose limits never refuse, so that every request is admitted, counted and settled. */
+const QUOTA_LIMITS = [
+  '--image-quota',
+  '1000000000',
+  '--rpm',
+  '1000000000',
+  '--concurrency',
+  '1000',
+];
+const PASS_THROUGH: GatewaySetup = { passThroughUrls: true, logLevel: 'warn' };
+const DEFAULT: GatewaySetup = { passThroughUrls: false, logLevel: 'warn' };
+
+/** Where requests go and whose CPU they cost. */
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  /** The process doing the proxying (the fake itself when called directly). */
+  cpuPid: number;
+  close(): Promise<void>;
+}
+
+/** One setup of the comparison: how to bring it up, and whether one caller alone is timed. */
+interface Setup {
+  name: string;
+  timedAlone: boolean;
+  open(): Promise<Target>;
+}
+
+export default async function bench(): Promise<BenchRow[]> {
+  const wrk = findWrk();
+  if (wrk === undefined)
+    process.stderr.write(
+      'proxy bench: wrk not installed; the load rows need it (there is no other load generator)\n',
+    );
+  const started = new Date();
+  const loadBefore = loadAverageText();
+  const children = new Children();
+  try {
+    await ensureBuilt();
+    const fake = await startFakeUpstream(children);
+    const nginx = await startNginx(children, fake.port);
+    const shared = await openSharedBackend();
+    try {
+      const { loads, alone } = await compare(
+        wrk,
+        setupsOf(children, fake, nginx, shared?.env),
+        fake,
+      );
+      const crowd =
+        wrk === undefined
+          ? 'crowd: not measured, wrk is not installed'
+          : await crowdRun(wrk, children, fake);
+      const large = await largestRequest(children, fake);
+      const report = {
+        machine: `${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory`,
+        loadBefore,
+        loadAfter: loadAverageText(),
+        started,
+        tools: toolsLine(wrk, nginx),
+        settings: settingsLine(shared !== undefined),
+        loads,
+        alone,
+        crowd,
+        large,
+      };
+      printReport(report);
+      return headlineRows(report);
+    } finally {
+      await shared?.close();
+      await nginx?.stop();
+    }
+  } finally {
+    await children.stopAll();
+  }
+}
+
+/** Each setup under the same load, with an upstream that answers at once and one that waits. */
+async function compare(
+  wrk: string | undefined,
+  setups: readonly Setup[],
+  fake: FakeUpstream,
+): Promise<{ loads: LoadRow[]; alone: AloneRow[] }> {
+  const loads: LoadRow[] = [];
+  const alone: AloneRow[] = [];
+  for (const upstreamDelayMs of [0, SLOW_UPSTREAM_MS]) {
+    await fake.setDelay(upstreamDelayMs);
+    for (const setup of setups) {
+      process.stderr.write(`proxy bench: ${setup.name}, upstream delay ${upstreamDelayMs} ms\n`);
+      const target = await setup.open();
+      try {
+        if (wrk !== undefined) await load(wrk, target, CONNECTIONS, WARMUP_SECONDS);
+        if (upstreamDelayMs === 0 && setup.timedAlone)
+          alone.push({ setup: setup.name, ...(await timeAlone(target)) });
+        if (wrk !== undefined)
+          loads.push(await measuredLoad(wrk, setup.name, upstreamDelayMs, target, fake));
+      } finally {
+        await target.close();
+      }
+    }
+  }
+  await fake.setDelay(0);
+  return { loads, alone };
+}
+
+function setupsOf(
+  children: Children,
+  fake: FakeUpstream,
+  nginx: RunningNginx | undefined,
+  sharedEnv: Record<string, string> | undefined,
+): Setup[] {
+  const gateway = (name: string, timedAlone: boolean, setup: GatewaySetup): Setup => ({
+    name,
+    timedAlone,
+    open: async () => {
+      const running = await startGateway(children, fake.url, setup);
+      return {
+        url: `${running.url}${SYNC_PATH}`,
+        headers: { ...JSON_HEADERS, authorization: running.authorization },
+        cpuPid: running.pid,
+        close: running.stop,
+      };
+    },
+  });
+  const fixed = (name: string, url: string, cpuPid: number): Setup => ({
+    name,
+    timedAlone: true,
+    open: () =>
+      Promise.resolve({
+        url: `${url}${SYNC_PATH}`,
+        headers: JSON_HEADERS,
+        cpuPid,
+        close: async () => {},
+      }),
+  });
+  return [
+    fixed('fake upstream, direct', fake.url, fake.pid),
+    ...(nginx === undefined
+      ? []
+      : [fixed('nginx proxy_pass (1 worker)', nginx.url, nginx.workerPid)]),
+    gateway('imagegate, pass_through_urls', true, PASS_THROUGH),
+    gateway('imagegate default (re-hosts a small PNG)', true, DEFAULT),
+    gateway('imagegate default, log level info', false, { ...DEFAULT, logLevel: 'info' }),
+    ...(sharedEnv === undefined
+      ? []
+      : [
+          gateway('imagegate default, quota token on PostgreSQL + Redis', false, {
+            ...DEFAULT,
+            env: sharedEnv,
+            tokenLimits: QUOTA_LIMITS,
+          }),
+        ]),
+  ];
+}
+
+function load(wrk: string, target: Target, connections: number, seconds: number) {
+  return runWrk(wrk, {
+    url: target.url,
+    body: BODY,
+    headers: target.headers,
+    connections,
+    seconds,
+  });
+}
+
+async function measuredLoad(
+  wrk: string,
+  setup: string,
+  upstreamDelayMs: number,
+  target: Target,
+  fake: FakeUpstream,
+): Promise<LoadRow> {
+  const loadAverage = loadavg()[0] as number;
+  const cpuBefore = cpuMs(target.cpuPid);
+  const upstreamBefore = cpuMs(fake.pid);
+  const result = await load(wrk, target, CONNECTIONS, LOAD_SECONDS);
+  const perRequest = (ms: number) => (ms * 1000) / Math.max(1, result.requests);
+  return {
+    setup,
+    upstreamDelayMs,
+    loadAverage,
+    result,
+    cpuUsPerRequest: perRequest(cpuMs(target.cpuPid) - cpuBefore),
+    upstreamCpuUsPerRequest:
+      target.cpuPid === fake.pid ? undefined : perRequest(cpuMs(fake.pid) - upstreamBefore),
+  };
+}
+
+function timeAlone(target: Target) {
+  return sequentialLatency(target.url, BODY, target.headers, ALONE_REQUESTS);
+}
+
+/**
+ * A thousand callers at once on a fresh default gateway, the upstream taking 2 s: the latency they
+ * see, and the memory each request in flight holds (peak RSS over idle, per caller).
+ */
+async function crowdRun(wrk: string, children: Children, fake: FakeUpstream): Promise<CrowdResult> {
+  process.stderr.write(
+    `proxy bench: ${CROWD_CALLERS} callers, upstream delay ${CROWD_UPSTREAM_MS} ms\n`,
+  );
+  const gateway = await startGateway(children, fake.url, DEFAULT);
+  const target: Target = {
+    url: `${gateway.url}${SYNC_PATH}`,
+    headers: { ...JSON_HEADERS, authorization: gateway.authorization },
+    cpuPid: gateway.pid,
+    close: gateway.stop,
+  };
+  try {
+    await load(wrk, target, CONNECTIONS, WARMUP_SECONDS);
+    await fake.setDelay(CROWD_UPSTREAM_MS);
+    await sleep(1000);
+    const loadAverage = loadavg()[0] as number;
+    const idleRssBytes = rssBytes(gateway.pid);
+    const sampler = sampleRss(gateway.pid, 100);
+    const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
+    const peakRssBytes = sampler.stop();
+    return {
+      callers: CROWD_CALLERS,
+      upstreamDelayMs: CROWD_UPSTREAM_MS,
+      seconds: CROWD_SECONDS,
+      loadAverage,
+      result,
+      idleRssBytes,
+      peakRssBytes,
+    };
+  } finally {
+    await fake.setDelay(0);
+    await target.close();
+  }
+}
+
+/**
+ * Nine 20 MiB PNGs as data URLs, the largest body the gateway accepts: first sent straight to the
+ * fake upstream, then through a fresh default gateway, which validates every image and forwards
+ * them as they came.
+ */
+async function largestRequest(children: Children, fake: FakeUpstream): Promise<LargeResult> {
+  process.stderr.write('proxy bench: the largest legal request\n');
+  const png = largestGreyPng(LARGE_IMAGE_WIDTH, LARGE_IMAGE_BYTES);
+  const image = { image: `data:image/png;base64,${png.toString('base64')}` };
+  const body = Buffer.from(
+    JSON.stringify({
+      model: MODEL_A,
+      input: {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              ...Array.from({ length: LARGE_IMAGE_COUNT }, () => image),
+              { text: 'one picture of all nine' },
+            ],
+          },
+        ],
+      },
+      parameters: { n: 1 },
+    }),
+  );
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const gateway = await startGateway(children, fake.url, DEFAULT);
+  try {
+    const direct: number[] = [];
+    for (let i = 0; i < LARGE_REPEATS; i++)
+      direct.push((await post(agent, `${fake.url}${SYNC_PATH}`, body, JSON_HEADERS)).ms);
+
+    const url = `${gateway.url}${SYNC_PATH}`;
+    const headers = { ...JSON_HEADERS, authorization: gateway.authorization };
+    for (let i = 0; i < 20; i++) await post(agent, url, BODY, headers);
+    await sleep(1000);
+    const loadAverage = loadavg()[0] as number;
+    const idleRssBytes = rssBytes(gateway.pid);
+    const cpuBefore = cpuMs(gateway.pid);
+    const sampler = sampleRss(gateway.pid, 10);
+    const answered: number[] = [];
+    const forwarded: number[] = [];
+    for (let i = 0; i < LARGE_REPEATS; i++) {
+      const answer = await post(agent, url, body, headers);
+      if (answer.status !== 200)
+        throw new Error(`the largest legal request was answered ${answer.status}`);
+      const upstream = await fake.lastBody();
+      if (upstream.bytes < png.length * LARGE_IMAGE_COUNT)
+        throw new Error(`the upstream got ${upstream.bytes} bytes, not the nine images`);
+      answered.push(answer.ms);
+      forwarded.push(upstream.receivedAt - answer.startedAt);
+    }
+    const peakRssBytes = sampler.stop();
+    return {
+      bodyBytes: body.length,
+      imageBytes: png.length,
+      repeats: LARGE_REPEATS,
+      loadAverage,
+      directMs: median(direct),
+      gatewayMs: median(answered),
+      gatewayForwardedMs: median(forwarded),
+      gatewayCpuMsPerRequest: (cpuMs(gateway.pid) - cpuBefore) / LARGE_REPEATS,
+      idleRssBytes,
+      peakRssBytes,
+    };
+  } finally {
+    agent.destroy();
+    await gateway.stop();
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+function toolsLine(wrk: string | undefined, nginx: RunningNginx | undefined): string {
+  const firstLine = (command: string, args: string[]) => {
+    const result = spawnSync(command, args, { encoding: 'utf8' });
+    return `${result.stdout}${result.stderr}`.split('\n')[0]?.trim() ?? '';
+  };
+  return [
+    `node ${process.version}`,
+    wrk === undefined ? 'wrk: not installed' : firstLine(wrk, ['--version']),
+    nginx === undefined ? 'nginx: not installed' : firstLine('/usr/sbin/nginx', ['-v']),
+  ].join('; ');
+}
+
+function settingsLine(sharedMeasured: boolean): string {
+  return [
+    'gateway: node dist/main.js with IMAGEGATE_LOG_LEVEL=warn unless the row says info; SQLite and',
+    '  disk storage in a fresh data directory; one dashscope channel; a token without limits',
+    '  (the PostgreSQL + Redis row: image quota, rpm and concurrency set, none ever reached);',
+    '  every other setting at its default',
+    `load: wrk, ${CONNECTIONS} connections, 2 threads, ${LOAD_SECONDS} s per row after ${WARMUP_SECONDS} s of warm-up, --timeout 30s`,
+    `one request alone: median of ${ALONE_REQUESTS} sequential requests on one kept-alive connection, after 20 more`,
+    'CPU: utime + stime from /proc/<pid>/stat over the measured run, divided by the requests answered',
+    ...(sharedMeasured ? [] : ['PostgreSQL + Redis row skipped: not reachable']),
+  ].join('\n');
+}
