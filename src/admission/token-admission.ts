@@ -263,7 +263,7 @@ export class TokenAdmission implements Admission, RequestGate {
       const billed = outcome === 'billed';
       account.imagesDelivered = billed ? settlement.imagesDelivered : 0;
       account.imagesBilled = account.imagesDelivered;
-      account.errorCode = billed ? undefined : OUTCOME_CODES[outcome];
+      account.errorCode = OUTCOME_CODES[outcome];
       return account.toRow(principal, {
         status: OUTCOME_STATUS[outcome],
         costMicros: costOf(this.options.prices, account.model, account.imagesBilled),
@@ -347,8 +347,8 @@ const OUTCOME_STATUS: Record<SettlementOutcome, number> = {
   'caller-gone': CALLER_GONE_STATUS,
 };
 /** Ledger-only codes: why a settlement billed nothing. */
-const OUTCOME_CODES: Record<SettlementOutcome, string> = {
-  billed: '',
+const OUTCOME_CODES: Record<SettlementOutcome, string | undefined> = {
+  billed: undefined,
   'lease-lost': 'LeaseLost',
   'caller-gone': 'CallerGone',
 };
