@@ -2,38 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoadedImage } from '../src/domain/loaded-image.js';
 import type { EngineJob } from '../src/engine/engine.js';
 import { LocalEngine } from '../src/engine/local/local-engine.js';
-import { outputSize } from '../src/generation/output-size.js';
-import { validateRequest } from '../src/validate/validate-request.js';
 import { emptyRleBomb, longRunRleBomb } from '../test/engine/bmp-fixtures.js';
 import { type BenchRow, medianMs } from './bench-row.js';
+import { engineJob } from './engine-job.js';
 
 const BOMB_SIDE = 8000;
 const LONG_RUN_BOMB_BYTES = 20_000_000;
 
 function job(parameters: Record<string, unknown>, inputs: LoadedImage[] = []): EngineJob {
-  const request = validateRequest({
-    model: 'gen-2.7-image-pro',
-    input: {
-      messages: [
-        {
-          role: 'user',
-          content: [
-            ...inputs.map(() => ({ image: 'https://images.example/input.bmp' })),
-            { text: 'a lighthouse at dusk' },
-          ],
-        },
-      ],
-    },
-    parameters: { seed: 42, ...parameters },
-  });
-  return {
-    request,
-    inputs,
-    output: outputSize(request, inputs),
-    seed: 42,
-    requestId: 'bench',
-    signal: new AbortController().signal,
-  };
+  return engineJob('a lighthouse at dusk', parameters, inputs);
 }
 
 function bmpInput(bytes: Buffer, index: number): LoadedImage {

@@ -2,36 +2,13 @@ import sharp from 'sharp';
 import type { LoadedImage } from '../src/domain/loaded-image.js';
 import type { EngineJob } from '../src/engine/engine.js';
 import { LocalEngine } from '../src/engine/local/local-engine.js';
-import { outputSize } from '../src/generation/output-size.js';
-import { validateRequest } from '../src/validate/validate-request.js';
 import { type BenchRow, medianMs } from './bench-row.js';
+import { engineJob } from './engine-job.js';
 
 const PROMPT = 'a red fox in the snow, watercolour';
 
 function job(parameters: Record<string, unknown>, inputs: LoadedImage[] = []): EngineJob {
-  const request = validateRequest({
-    model: 'gen-2.7-image-pro',
-    input: {
-      messages: [
-        {
-          role: 'user',
-          content: [
-            ...inputs.map(() => ({ image: 'https://images.example/input.jpg' })),
-            { text: PROMPT },
-          ],
-        },
-      ],
-    },
-    parameters: { seed: 42, ...parameters },
-  });
-  return {
-    request,
-    inputs,
-    output: outputSize(request, inputs),
-    seed: 42,
-    requestId: 'bench',
-    signal: new AbortController().signal,
-  };
+  return engineJob(PROMPT, parameters, inputs);
 }
 
 /** A 1600x1200 photo-like JPEG (smooth colour fields), as a phone might send. */
