@@ -7,16 +7,15 @@ import type { DatabaseLimits } from '../../src/config/config.js';
 import { openDatabase } from '../../src/store/database.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import {
-  checkBooks,
   dashScopeChannelEnv,
   eventually,
   type FaultNode,
   nodeEnv,
   openBooks,
+  settleStopAndCheck,
   type Outcome,
   probe,
   startNodes,
-  stopGracefully,
   Traffic,
 } from './fault-rig.js';
 import { throwawayPostgres } from './throwaway-postgres.js';
@@ -128,16 +127,12 @@ it('a PostgreSQL server that stops, starts again and freezes: nodes stay up, ans
   allOk(await traffic.round('thawed', nodes, 2), 'after the thaw');
   // 4. Books: requests refused at their reservation kept their rows in memory and wrote them
   // once the database was back; the ones refused at authentication (node 1) have none.
-  await eventually(
-    async () => (await books.standing(token.id)).reserved === 0,
-    4 * RESERVATION_TTL_MS,
-    'nothing stays reserved',
-  );
-  await stopGracefully(nodes);
-  const { rows, unrecorded } = await checkBooks(
+  const { rows, unrecorded } = await settleStopAndCheck(
     books,
     token.id,
+    nodes,
     traffic.outcomes,
+    RESERVATION_TTL_MS,
     (outcome) => outcome.status === 503 && outcome.requestId.includes('-1-'),
   );
   t.diagnostic(`${rows.length} rows for ${traffic.outcomes.length} requests`);

@@ -363,6 +363,28 @@ export async function checkBooks(
 }
 
 /** SIGTERM: each node finishes its requests and writes its buffered ledger rows, then exits 0. */
+/**
+ * The end of a fault test on processes: once every reservation has been settled, released or
+ * reclaimed (a dead connection may leave one to lapse, within a few leases), the nodes stop
+ * gracefully, writing their buffered ledger rows; then the books must balance exactly.
+ */
+export async function settleStopAndCheck(
+  books: Books,
+  tokenId: string,
+  nodes: readonly FaultNode[],
+  outcomes: readonly Outcome[],
+  reservationTtlMs: number,
+  mayLackRow: (outcome: Outcome) => boolean,
+): Promise<{ rows: UsageRow[]; unrecorded: Outcome[] }> {
+  await eventually(
+    async () => (await books.standing(tokenId)).reserved === 0,
+    4 * reservationTtlMs,
+    'nothing stays reserved',
+  );
+  await stopGracefully(nodes);
+  return checkBooks(books, tokenId, outcomes, mayLackRow);
+}
+
 export async function stopGracefully(nodes: readonly FaultNode[]): Promise<void> {
   for (const node of nodes) node.child.kill('SIGTERM');
   assert.deepEqual(

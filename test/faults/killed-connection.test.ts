@@ -6,14 +6,13 @@ import pg from 'pg';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { postgresTarget } from '../helpers/postgres.js';
 import {
-  checkBooks,
   dashScopeChannelEnv,
   eventually,
   nodeDatabaseUrl,
   nodeEnv,
   openBooks,
+  settleStopAndCheck,
   startNodes,
-  stopGracefully,
   Traffic,
 } from './fault-rig.js';
 
@@ -125,18 +124,14 @@ it('gateway nodes whose pooled PostgreSQL connections are terminated stay up, ke
   // 4. The ledger: one row per request, exactly what each caller got, and the counters agree.
   // A failed request whose reservation could not be released over a dead connection frees it
   // when its lease lapses; then a graceful stop writes every ledger row still buffered.
-  await eventually(
-    async () => (await books.standing(token.id)).reserved === 0,
-    4 * RESERVATION_TTL_MS,
-    'nothing stays reserved',
-  );
-  await stopGracefully(nodes);
   // A request whose authentication met a dead connection has no principal, so no row, like any
   // unauthenticated request; every other request has exactly one.
-  const { rows, unrecorded } = await checkBooks(
+  const { rows, unrecorded } = await settleStopAndCheck(
     books,
     token.id,
+    nodes,
     traffic.outcomes,
+    RESERVATION_TTL_MS,
     (outcome) => outcome.status === 503,
   );
   t.diagnostic(
