@@ -156,7 +156,7 @@ async function benchBackend(backend: Backend): Promise<BenchRow[]> {
     );
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 
-    const store = new SqlUsageStore(backend.database.db);
+    const store = new SqlUsageStore(backend.database);
     const rows = Array.from({ length: 10_000 }, () => {
       const draft = new RequestAccount(randomUUID(), Date.now());
       draft.describe(REQUEST, 2);

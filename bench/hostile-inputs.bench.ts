@@ -19,7 +19,7 @@ function bmpInput(bytes: Buffer, index: number): LoadedImage {
     format: 'bmp',
     width: BOMB_SIDE,
     height: BOMB_SIDE,
-    bytes,
+    bytes: () => bytes,
   };
 }
 

@@ -32,7 +32,7 @@ async function photo(index: number): Promise<LoadedImage> {
     format: 'jpeg',
     width,
     height,
-    bytes,
+    bytes: () => bytes,
   };
 }
 

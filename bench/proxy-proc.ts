@@ -32,6 +32,15 @@ export function rssBytes(pid: number): number {
   return match === null ? 0 : Number(match[1]) * 1024;
 }
 
+/**
+ * The highest resident set size the process has had (VmHWM): catches a peak shorter than any
+ * sampling interval, when the process never went that high before.
+ */
+export function peakRssBytes(pid: number): number {
+  const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match === null ? 0 : Number(match[1]) * 1024;
+}
+
 /** The processes whose parent is `pid` (nginx's workers under its master). */
 export function childPids(pid: number): number[] {
   return readdirSync('/proc')

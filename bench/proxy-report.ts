@@ -60,7 +60,7 @@ export interface ProxyReport {
   loads: LoadRow[];
   alone: AloneRow[];
   crowd: CrowdResult | string;
-  large: LargeResult;
+  large: LargeResult | string;
 }
 
 const MIB = 1024 * 1024;
@@ -74,42 +74,48 @@ export function printReport(report: ProxyReport): void {
     report.tools,
     report.settings,
     '',
-    markdownTable(
-      [
-        'setup',
-        'upstream delay',
-        'req/s',
-        'p50 ms',
-        'p99 ms',
-        'errors',
-        'CPU µs/req',
-        'fake upstream CPU µs/req',
-        'load avg',
-      ],
-      report.loads.map((row) => [
-        row.setup,
-        `${row.upstreamDelayMs} ms`,
-        figure(row.result.requestsPerSecond, 0),
-        figure(row.result.p50Ms, 2),
-        figure(row.result.p99Ms, 2),
-        String(row.result.errors),
-        figure(row.cpuUsPerRequest, 0),
-        figure(row.upstreamCpuUsPerRequest, 0),
-        figure(row.loadAverage, 1),
-      ]),
-    ),
-    '',
-    markdownTable(
-      ['one request alone', 'median ms', 'added over direct, ms', 'errors'],
-      aloneRows(report.alone),
-    ),
-    '',
+    ...(report.loads.length === 0 ? [] : [loadTable(report.loads), '']),
+    ...(report.alone.length === 0 ? [] : [aloneTable(report.alone), '']),
     typeof report.crowd === 'string' ? report.crowd : crowdTable(report.crowd),
     '',
-    largeTable(report.large),
+    typeof report.large === 'string' ? report.large : largeTable(report.large),
     '',
   ];
   console.log(lines.join('\n'));
+}
+
+function loadTable(loads: readonly LoadRow[]): string {
+  return markdownTable(
+    [
+      'setup',
+      'upstream delay',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'CPU µs/req',
+      'fake upstream CPU µs/req',
+      'load avg',
+    ],
+    loads.map((row) => [
+      row.setup,
+      `${row.upstreamDelayMs} ms`,
+      figure(row.result.requestsPerSecond, 0),
+      figure(row.result.p50Ms, 2),
+      figure(row.result.p99Ms, 2),
+      String(row.result.errors),
+      figure(row.cpuUsPerRequest, 0),
+      figure(row.upstreamCpuUsPerRequest, 0),
+      figure(row.loadAverage, 1),
+    ]),
+  );
+}
+
+function aloneTable(rows: readonly AloneRow[]): string {
+  return markdownTable(
+    ['one request alone', 'median ms', 'added over direct, ms', 'errors'],
+    aloneRows(rows),
+  );
 }
 
 function aloneRows(rows: readonly AloneRow[]): string[][] {

@@ -5,6 +5,7 @@
 //   npm run bench -- proxy            10 s per load row
 //   npm run bench -- proxy --quick    2 s per load row, fewer sequential requests
 //   PROXY_BENCH_SECONDS=N             seconds per load row, overriding either
+//   npm run bench -- proxy --only=largest,crowd   only those parts (compare, crowd, largest)
 import { spawnSync } from 'node:child_process';
 import { Agent } from 'node:http';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
@@ -19,7 +20,7 @@ import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js
 import { type RunningNginx, startNginx } from './proxy-nginx.js';
 import { largestGreyPng } from './proxy-png.js';
 import { openSharedBackend } from './proxy-postgres-redis.js';
-import { cpuMs, loadAverageText, rssBytes, sampleRss } from './proxy-proc.js';
+import { cpuMs, loadAverageText, peakRssBytes, rssBytes, sampleRss } from './proxy-proc.js';
 import {
   type AloneRow,
   type CrowdResult,
@@ -31,6 +32,9 @@ import {
 import { findWrk, runWrk } from './proxy-wrk.js';
 
 const QUICK = process.argv.includes('--quick');
+const PARTS = ['compare', 'crowd', 'largest'] as const;
+type Part = (typeof PARTS)[number];
+const ONLY = onlyParts(process.argv);
 const LOAD_SECONDS = Number(process.env.PROXY_BENCH_SECONDS ?? (QUICK ? 2 : 10));
 const WARMUP_SECONDS = QUICK ? 1 : 2;
 const CONNECTIONS = 64;
@@ -52,6 +56,18 @@ const BODY = JSON.stringify({
   parameters: { n: 1 },
 });
 const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/** Where a gateway row sends its requests, and what. */
+interface Route {
+  path: string;
+  body: string;
+}
+const DASHSCOPE_ROUTE: Route = { path: SYNC_PATH, body: BODY };
+/** The same request through the OpenAI front door: same model, prompt and image count. */
+const OPENAI_ROUTE: Route = {
+  path: '/v1/images/generations',
+  body: JSON.stringify({ model: MODEL_A, prompt: 'a lighthouse at dusk', n: 1 }),
+};
 /** A token whose limits never refuse, so that every request is admitted, counted and settled. */
 const QUOTA_LIMITS = [
   '--image-quota',
@@ -67,6 +83,7 @@ const DEFAULT: GatewaySetup = { passThroughUrls: false, logLevel: 'warn' };
 /** Where requests go and whose CPU they cost. */
 interface Target {
   url: string;
+  body: string;
   headers: Record<string, string>;
   /** The process doing the proxying (the fake itself when called directly). */
   cpuPid: number;
@@ -92,19 +109,21 @@ export default async function bench(): Promise<BenchRow[]> {
   try {
     await ensureBuilt();
     const fake = await startFakeUpstream(children);
-    const nginx = await startNginx(children, fake.port);
-    const shared = await openSharedBackend();
+    const comparing = ONLY.has('compare');
+    const nginx = comparing ? await startNginx(children, fake.port) : undefined;
+    const shared = comparing ? await openSharedBackend() : undefined;
     try {
-      const { loads, alone } = await compare(
-        wrk,
-        setupsOf(children, fake, nginx, shared?.env),
-        fake,
-      );
-      const crowd =
-        wrk === undefined
+      const { loads, alone } = comparing
+        ? await compare(wrk, setupsOf(children, fake, nginx, shared?.env), fake)
+        : { loads: [], alone: [] };
+      const crowd = !ONLY.has('crowd')
+        ? 'crowd: not run (--only)'
+        : wrk === undefined
           ? 'crowd: not measured, wrk is not installed'
           : await crowdRun(wrk, children, fake);
-      const large = await largestRequest(children, fake);
+      const large = ONLY.has('largest')
+        ? await largestRequest(children, fake)
+        : 'largest request: not run (--only)';
       const report = {
         machine: `${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory`,
         loadBefore,
@@ -162,13 +181,19 @@ function setupsOf(
   nginx: RunningNginx | undefined,
   sharedEnv: Record<string, string> | undefined,
 ): Setup[] {
-  const gateway = (name: string, timedAlone: boolean, setup: GatewaySetup): Setup => ({
+  const gateway = (
+    name: string,
+    timedAlone: boolean,
+    setup: GatewaySetup,
+    route: Route = DASHSCOPE_ROUTE,
+  ): Setup => ({
     name,
     timedAlone,
     open: async () => {
       const running = await startGateway(children, fake.url, setup);
       return {
-        url: `${running.url}${SYNC_PATH}`,
+        url: `${running.url}${route.path}`,
+        body: route.body,
         headers: { ...JSON_HEADERS, authorization: running.authorization },
         cpuPid: running.pid,
         close: running.stop,
@@ -181,6 +206,7 @@ function setupsOf(
     open: () =>
       Promise.resolve({
         url: `${url}${SYNC_PATH}`,
+        body: BODY,
         headers: JSON_HEADERS,
         cpuPid,
         close: async () => {},
@@ -192,6 +218,7 @@ function setupsOf(
       ? []
       : [fixed('nginx proxy_pass (1 worker)', nginx.url, nginx.workerPid)]),
     gateway('imagegate, pass_through_urls', true, PASS_THROUGH),
+    gateway('imagegate, pass_through_urls, OpenAI route', false, PASS_THROUGH, OPENAI_ROUTE),
     gateway('imagegate default (re-hosts a small PNG)', true, DEFAULT),
     gateway('imagegate default, log level info', false, { ...DEFAULT, logLevel: 'info' }),
     ...(sharedEnv === undefined
@@ -202,6 +229,11 @@ function setupsOf(
             env: sharedEnv,
             tokenLimits: QUOTA_LIMITS,
           }),
+          gateway('imagegate pass_through_urls, quota token on PostgreSQL + Redis', false, {
+            ...PASS_THROUGH,
+            env: sharedEnv,
+            tokenLimits: QUOTA_LIMITS,
+          }),
         ]),
   ];
 }
@@ -209,7 +241,7 @@ function setupsOf(
 function load(wrk: string, target: Target, connections: number, seconds: number) {
   return runWrk(wrk, {
     url: target.url,
-    body: BODY,
+    body: target.body,
     headers: target.headers,
     connections,
     seconds,
@@ -240,7 +272,7 @@ async function measuredLoad(
 }
 
 function timeAlone(target: Target) {
-  return sequentialLatency(target.url, BODY, target.headers, ALONE_REQUESTS);
+  return sequentialLatency(target.url, target.body, target.headers, ALONE_REQUESTS);
 }
 
 /**
@@ -254,6 +286,7 @@ async function crowdRun(wrk: string, children: Children, fake: FakeUpstream): Pr
   const gateway = await startGateway(children, fake.url, DEFAULT);
   const target: Target = {
     url: `${gateway.url}${SYNC_PATH}`,
+    body: BODY,
     headers: { ...JSON_HEADERS, authorization: gateway.authorization },
     cpuPid: gateway.pid,
     close: gateway.stop,
@@ -335,7 +368,8 @@ async function largestRequest(children: Children, fake: FakeUpstream): Promise<L
       answered.push(answer.ms);
       forwarded.push(upstream.receivedAt - answer.startedAt);
     }
-    const peakRssBytes = sampler.stop();
+    // Sampling every 10 ms can miss the top of a short peak; the kernel's high-water mark cannot.
+    const peakRss = Math.max(sampler.stop(), peakRssBytes(gateway.pid));
     return {
       bodyBytes: body.length,
       imageBytes: png.length,
@@ -346,12 +380,24 @@ async function largestRequest(children: Children, fake: FakeUpstream): Promise<L
       gatewayForwardedMs: median(forwarded),
       gatewayCpuMsPerRequest: (cpuMs(gateway.pid) - cpuBefore) / LARGE_REPEATS,
       idleRssBytes,
-      peakRssBytes,
+      peakRssBytes: peakRss,
     };
   } finally {
     agent.destroy();
     await gateway.stop();
   }
+}
+
+/** `--only=largest,crowd` picks parts of the bench; without it, every part runs. */
+function onlyParts(argv: readonly string[]): ReadonlySet<Part> {
+  const option = argv.find((argument) => argument.startsWith('--only='));
+  if (option === undefined) return new Set(PARTS);
+  const names = option.slice('--only='.length).split(',');
+  const parts = PARTS.filter((part) => names.includes(part));
+  const unknown = names.filter((name) => !PARTS.some((part) => part === name));
+  if (unknown.length > 0 || parts.length === 0)
+    throw new Error(`--only takes a list of ${PARTS.join(', ')}; got ${option}`);
+  return new Set(parts);
 }
 
 function median(values: readonly number[]): number {

@@ -1,3 +1,4 @@
+import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import type { RequestAccount } from '../ledger/request-account.js';
@@ -42,7 +43,13 @@ export interface AdmissionTicket {
    * billed then, and nothing may be delivered.
    */
   settle(settlement: Settlement): Promise<void>;
-  /** Frees everything held without billing. Never throws. */
+  /**
+   * Bills `images` now, before the request settles, so they may be delivered at once (an
+   * incremental stream). Under the same fences as settle, and throws as it does: nothing is
+   * billed then. The settlement later bills only what was not billed this way.
+   */
+  billDelivered(images: number, callerPresent: () => boolean): Promise<void>;
+  /** Frees everything held without billing what was not billed yet. Never throws. */
   release(error: unknown, details?: FailureDetails): Promise<void>;
 }
 
@@ -64,4 +71,23 @@ export interface GatePass {
 export interface RequestGate {
   /** Throws 429 Throttling.RateQuota when the token is over a limit. */
   pass(principal: Principal, account: RequestAccount): Promise<GatePass>;
+}
+
+/** Which models a caller may use, for listing them (GET /v1/models). */
+export interface ModelAccess {
+  /** The models the caller's token may use; undefined: every model. */
+  allowedModels(principal: Principal): Promise<readonly ModelId[] | undefined>;
+}
+
+/**
+ * Admission of asynchronous tasks: the reservation is taken when the task is submitted and
+ * outlives that request; the node that later runs the task resumes it as a ticket.
+ */
+export interface TaskReservations {
+  /** The checks and reservation of `admit`; returns the reservation's id (none without a quota). */
+  reserveFor(request: AdmissionRequest): Promise<string | undefined>;
+  /** The ticket of a reservation taken at submission; one that lapsed meanwhile is taken again. */
+  resume(request: AdmissionRequest, reservationId: string | undefined): Promise<AdmissionTicket>;
+  /** Frees a reservation without billing. Never throws. */
+  releaseReserved(principal: Principal, reservationId: string | undefined): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ImagePrices } from '../domain/image-prices.js';
+import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -7,6 +8,7 @@ import { costOf } from '../ledger/prices.js';
 import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type {
+  DeliveryFence,
   ReservationRequest,
   SettlementFence,
   SettlementOutcome,
@@ -17,8 +19,10 @@ import type {
   AdmissionTicket,
   FailureDetails,
   GatePass,
+  ModelAccess,
   RequestGate,
   Settlement,
+  TaskReservations,
 } from './admission.js';
 import type { Log } from '../support/log.js';
 import type { LimitsSource } from './limits-source.js';
@@ -31,10 +35,17 @@ import { NO_LIMITS, type TokenLimits } from '../domain/token-limits.js';
 export interface QuotaBook {
   reserve(request: ReservationRequest, now: number, expiresAt: number): Promise<boolean>;
   renew(ids: readonly string[], expiresAt: number): Promise<void>;
+  /** Pushes one reservation's expiry forward; false when it is gone (lapsed and reclaimed). */
+  extend(id: string, expiresAt: number): Promise<boolean>;
   settle(
     tokenId: string | undefined,
     fence: SettlementFence,
     rowFor: (outcome: SettlementOutcome) => UsageRow,
+  ): Promise<SettlementOutcome>;
+  billDelivered(
+    tokenId: string | undefined,
+    fence: DeliveryFence,
+    images: number,
   ): Promise<SettlementOutcome>;
   /** Whether the ledger row `rowId` was written by a settlement that billed. */
   isBilled(rowId: string): Promise<boolean>;
@@ -64,7 +75,7 @@ const LIMITER_REPORT_EVERY_MS = 10_000;
  * at admission, once the request is validated. Rate and concurrency fail open when the limiter
  * is unreachable (the quota, in the database, never does).
  */
-export class TokenAdmission implements Admission, RequestGate {
+export class TokenAdmission implements Admission, RequestGate, ModelAccess, TaskReservations {
   private readonly reservations: Heartbeat<string>;
   private readonly slots: Heartbeat<SlotHold>;
   private lastLimiterReport = 0;
@@ -105,20 +116,63 @@ export class TokenAdmission implements Admission, RequestGate {
     };
   }
 
+  async allowedModels(principal: Principal): Promise<readonly ModelId[] | undefined> {
+    if (principal.tokenId === undefined) return undefined;
+    return (await this.options.limits.find(principal.tokenId))?.allowedModels;
+  }
+
   async admit(admission: AdmissionRequest): Promise<AdmissionTicket> {
+    const reservationId = await this.reserveFor(admission);
+    if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
+    return this.ticket(admission.principal, admission.account, reservationId);
+  }
+
+  /**
+   * An asynchronous task's admission at submission: the same checks and reservation as admit,
+   * but the reservation outlives this request (the task store keeps it alive) until the node
+   * that runs the task resumes it, or the task is canceled.
+   */
+  async reserveFor(admission: AdmissionRequest): Promise<string | undefined> {
     const { principal, request, account } = admission;
     const tokenId = principal.tokenId;
-    if (tokenId === undefined) return this.ticket(principal, account, undefined);
+    if (tokenId === undefined) return undefined;
     const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
     if (limits.allowedModels !== undefined && !limits.allowedModels.includes(request.model))
       throw new GatewayError('InvalidApiKey', `this token may not use model ${request.model}`);
-    const reservationId = await this.reserve(
-      tokenId,
-      limits,
-      admission.maxImages,
-      abandonedRow(account, principal),
-    );
+    return this.reserve(tokenId, limits, admission.maxImages, abandonedRow(account, principal));
+  }
+
+  /**
+   * The ticket of a task's reservation, on the node that runs it. A reservation that lapsed while
+   * no node was alive to renew it (and was reclaimed) is taken again, or the task is refused as a
+   * synchronous request would be.
+   */
+  async resume(
+    admission: AdmissionRequest,
+    reservationId: string | undefined,
+  ): Promise<AdmissionTicket> {
+    const { principal, account } = admission;
+    const tokenId = principal.tokenId;
+    if (reservationId === undefined || tokenId === undefined)
+      return this.ticket(principal, account, undefined);
+    const expiresAt = this.options.now() + this.options.leaseTtlMs;
+    if (!(await this.options.quota.extend(reservationId, expiresAt))) {
+      const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
+      await this.reserve(
+        tokenId,
+        limits,
+        admission.maxImages,
+        abandonedRow(account, principal),
+        reservationId,
+      );
+    }
+    this.reservations.hold(reservationId, reservationId);
     return this.ticket(principal, account, reservationId);
+  }
+
+  /** Frees a task's reservation without billing (a canceled or failed task). Never throws. */
+  async releaseReserved(principal: Principal, reservationId: string | undefined): Promise<void> {
+    await this.releaseReservation(principal, reservationId);
   }
 
   /** Stops renewing: whatever is still held expires after the lease. */
@@ -184,9 +238,10 @@ export class TokenAdmission implements Admission, RequestGate {
     limits: TokenLimits,
     images: number,
     abandoned: UsageRow,
+    id: string = randomUUID(),
   ): Promise<string | undefined> {
     if (limits.imageQuota === undefined) return undefined;
-    const reservation = { id: randomUUID(), tokenId, images, abandonedRow: abandoned };
+    const reservation = { id, tokenId, images, abandonedRow: abandoned };
     const attempt = () => {
       const now = this.options.now();
       return this.options.quota.reserve(reservation, now, now + this.options.leaseTtlMs);
@@ -202,7 +257,6 @@ export class TokenAdmission implements Admission, RequestGate {
         `this token's image quota cannot cover the ${images} image${images === 1 ? '' : 's'} this request may produce`,
       );
     }
-    this.reservations.hold(reservation.id, reservation.id);
     return reservation.id;
   }
 
@@ -218,6 +272,8 @@ export class TokenAdmission implements Admission, RequestGate {
   ): AdmissionTicket {
     const admittedAt = this.options.now();
     let ended = false;
+    /** Images billed one by one so far (an incremental stream). */
+    let billedSoFar = 0;
     const note = (details: FailureDetails) => {
       if (details.channel !== undefined) account.channel = details.channel;
       account.upstreamMs = details.upstreamMs ?? this.options.now() - admittedAt;
@@ -229,19 +285,48 @@ export class TokenAdmission implements Admission, RequestGate {
         if (ended) return;
         note(settlement);
         account.outputSize = `${settlement.width}*${settlement.height}`;
-        const outcome = await this.settleHeld(principal, account, reservationId, settlement);
+        const outcome = await this.settleHeld(
+          principal,
+          account,
+          reservationId,
+          settlement,
+          billedSoFar,
+        );
         ended = true;
         account.recorded = true;
         if (outcome === 'lease-lost') throw leaseLost();
         if (outcome === 'caller-gone') throw new CallerGone();
       },
+      billDelivered: async (images: number, callerPresent: () => boolean) => {
+        if (ended) throw new Error('billDelivered after the ticket ended');
+        const outcome = await this.options.quota.billDelivered(
+          principal.tokenId,
+          {
+            reservationId,
+            idempotency: account.idempotency,
+            callerPresent,
+            abandonedRow:
+              reservationId === undefined
+                ? undefined
+                : this.partlyBilledRow(account, principal, billedSoFar + images),
+          },
+          images,
+        );
+        if (outcome === 'lease-lost') throw leaseLost();
+        if (outcome === 'caller-gone') throw new CallerGone();
+        billedSoFar += images;
+        account.imagesDelivered = billedSoFar;
+        account.imagesBilled = billedSoFar;
+      },
       release: async (_error: unknown, details: FailureDetails = {}) => {
         if (ended) return;
         ended = true;
         note(details);
-        account.imagesDelivered = 0;
-        account.imagesBilled = 0;
-        account.outputSize = undefined;
+        // What was billed one by one was delivered: the row keeps it, only the rest is freed.
+        account.imagesDelivered = billedSoFar;
+        account.imagesBilled = billedSoFar;
+        account.partialCostMicros = costOf(this.options.prices, account.model, billedSoFar);
+        if (billedSoFar === 0) account.outputSize = undefined;
         await this.releaseReservation(principal, reservationId);
       },
     };
@@ -257,11 +342,14 @@ export class TokenAdmission implements Admission, RequestGate {
     account: RequestAccount,
     reservationId: string | undefined,
     settlement: Settlement,
+    alreadyBilled: number,
   ): Promise<SettlementOutcome> {
     const claim = account.idempotency;
+    const task = account.task;
+    const endedAt = this.options.now();
     const rowFor = (outcome: SettlementOutcome) => {
       const billed = outcome === 'billed';
-      account.imagesDelivered = billed ? settlement.imagesDelivered : 0;
+      account.imagesDelivered = billed ? settlement.imagesDelivered : alreadyBilled;
       account.imagesBilled = account.imagesDelivered;
       account.errorCode = OUTCOME_CODES[outcome];
       return account.toRow(principal, {
@@ -281,6 +369,17 @@ export class TokenAdmission implements Admission, RequestGate {
               ? undefined
               : { ...claim, requestId: account.requestId, result: settlement.result() },
           callerPresent: settlement.callerPresent,
+          alreadyBilled,
+          task:
+            task === undefined
+              ? undefined
+              : {
+                  id: task.id,
+                  runner: task.runner,
+                  result: settlement.result(),
+                  endedAt,
+                  expiresAt: endedAt + task.resultTtlMs,
+                },
         },
         rowFor,
       );
@@ -289,6 +388,17 @@ export class TokenAdmission implements Admission, RequestGate {
       if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
       throw error;
     }
+  }
+
+  /** The stand-in row of a request that has billed `billed` images one by one so far. */
+  private partlyBilledRow(account: RequestAccount, principal: Principal, billed: number): UsageRow {
+    const row = abandonedRow(account, principal);
+    return {
+      ...row,
+      imagesDelivered: billed,
+      imagesBilled: billed,
+      costMicros: costOf(this.options.prices, account.model, billed),
+    };
   }
 
   /** After a settlement failed: whether its transaction committed all the same. */

@@ -13,11 +13,23 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Principal } from '../domain/principal.js';
 import type { TokenRecord } from '../store/token-store.js';
 import type { TtlCache } from '../support/ttl-cache.js';
+import { LRUCache } from 'lru-cache';
 import { externalAccount, externalTokenId } from './external-identity.js';
 
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256'];
 /** Tolerated clock difference between the token's issuer and this node, for exp and nbf. */
 const CLOCK_TOLERANCE_SECONDS = 5;
+/**
+ * Gateway tokens whose signature held, by their exact text. A signature's validity never changes
+ * for the same bytes under the same key, and what can change (revocation, expiry) is read from
+ * the token's row on every request, so verifying the HMAC again would only spend CPU.
+ */
+const VERIFIED_TOKENS = 10_000;
+
+interface GatewayClaims {
+  jti: string;
+  sub: string;
+}
 
 export interface ExternalKeys {
   publicKeys: KeyObject[];
@@ -49,6 +61,8 @@ function unauthorized(message: string): GatewayError {
  * tried, and only that key, so no token can be checked against a key of the wrong kind.
  */
 export class TokenVerifier {
+  private readonly verified = new LRUCache<string, GatewayClaims>({ max: VERIFIED_TOKENS });
+
   constructor(
     private readonly signingKey: Uint8Array,
     private readonly tokens: TtlCache<TokenRecord | undefined>,
@@ -65,6 +79,8 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<Principal> {
+    const verified = this.verified.get(token);
+    if (verified !== undefined) return this.gatewayPrincipal(verified);
     let algorithm: string | undefined;
     try {
       algorithm = decodeProtectedHeader(token).alg;
@@ -87,6 +103,20 @@ export class TokenVerifier {
   }
 
   private async verifyGatewayToken(token: string): Promise<Principal> {
+    return this.gatewayPrincipal(await this.verifyGatewaySignature(token));
+  }
+
+  /** The row, not the signed claims, decides whether a gateway token is still good. */
+  private async gatewayPrincipal(claims: GatewayClaims): Promise<Principal> {
+    const record = await this.tokens.find(claims.jti);
+    if (record === undefined) throw unauthorized('token is not known to this gateway');
+    if (record.revokedAt !== undefined) throw unauthorized('token has been revoked');
+    if (record.expiresAt !== undefined && record.expiresAt <= this.now())
+      throw unauthorized('token has expired');
+    return { tokenId: record.id, account: record.account, admin: record.admin, issuer: 'gateway' };
+  }
+
+  private async verifyGatewaySignature(token: string): Promise<GatewayClaims> {
     const payload = await this.checked(() =>
       jwtVerify(token, this.signingKey, { algorithms: ['HS256'], ...this.timing() }).catch(
         (error: unknown) => {
@@ -100,12 +130,9 @@ export class TokenVerifier {
     if (typeof payload.jti !== 'string' || typeof payload.sub !== 'string') {
       throw unauthorized('token lacks its jti or sub claim');
     }
-    const record = await this.tokens.find(payload.jti);
-    if (record === undefined) throw unauthorized('token is not known to this gateway');
-    if (record.revokedAt !== undefined) throw unauthorized('token has been revoked');
-    if (record.expiresAt !== undefined && record.expiresAt <= this.now())
-      throw unauthorized('token has expired');
-    return { tokenId: record.id, account: record.account, admin: record.admin, issuer: 'gateway' };
+    const claims = { jti: payload.jti, sub: payload.sub };
+    this.verified.set(token, claims);
+    return claims;
   }
 
   private async verifyExternalToken(token: string): Promise<Principal> {

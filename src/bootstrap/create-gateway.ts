@@ -12,6 +12,7 @@ import { buildApp } from '../http/app.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { openServices, type Services } from './open-services.js';
 import { VERSION } from './version.js';
+import { openTasks, type TaskServices } from './open-tasks.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -22,6 +23,8 @@ export interface Gateway {
   storage: ResultStorage;
   /** The channel router: the pipeline's engine, shown at GET /admin/channels, reloaded on SIGHUP. */
   channels: ReloadableRouter;
+  /** Asynchronous tasks: the service behind the routes and this node's runner. */
+  tasks: TaskServices;
   /** What GET /metrics shows; its gauges are there for the modules that move them. */
   metrics: GatewayMetrics;
   /** Starts listening; returns the address. With port 0 the image URL base follows the real port. */
@@ -48,6 +51,7 @@ export async function createGateway(
     storage: config.storage,
     publicBaseUrl: () => publicBaseUrl,
     signingKey: services.keys.imageUrlSigning,
+    uploadSigningKey: services.keys.uploadSigning,
     sweepIntervalMs: config.sweepIntervalMs,
     now,
   });
@@ -58,10 +62,19 @@ export async function createGateway(
       connectTimeoutMs: config.imageConnectTimeoutMs,
       totalTimeoutMs: config.imageFetchTimeoutMs,
       maxConcurrentFetches: config.maxImageFetches,
+      stored: storage.storedInputs,
     }),
     admission: admission.admission,
     engine: channels,
     results: storage.results,
+  });
+  const tasks = openTasks({
+    config,
+    database: services.database,
+    generation,
+    admission: admission.admission,
+    now,
+    log,
   });
   const metrics = new GatewayMetrics();
   metrics.observeChannels(() => channels.status());
@@ -76,23 +89,31 @@ export async function createGateway(
     }),
     version: VERSION,
     images: { blobs: storage.blobs, urls: storage.urls },
+    uploads: {
+      ...storage.uploads,
+      publicBaseUrl: config.publicBaseUrlSet ? config.publicBaseUrl : undefined,
+    },
     channels,
     ledger: admission.ledger,
     gate: admission.admission,
+    modelAccess: admission.admission,
     idempotency: admission.idempotency,
     usage: admission.usage,
+    tasks: tasks.service,
     metrics: { gateway: metrics, access: config.metrics },
     now,
   });
   log.target = app.log;
   const server = app;
   storage.sweeper.start(server.log);
+  tasks.runner.start();
   return {
     app: server,
     services,
     admission,
     storage,
     channels,
+    tasks,
     metrics,
     listen: async () => {
       const address = await server.listen({ host: config.host, port: config.port });
@@ -102,8 +123,9 @@ export async function createGateway(
       return address;
     },
     close: async () => {
-      // In-flight requests finish (and record their usage) before the ledger's last flush.
-      await server.close();
+      // In-flight requests and running tasks finish (and record their usage) before the ledger's
+      // last flush; tasks get the shutdown budget, then end FAILED with nothing billed.
+      await Promise.all([server.close(), tasks.runner.stop(config.shutdownTimeoutMs)]);
       await channels.close();
       await admission.close();
       await storage.close();

@@ -49,9 +49,9 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     (settings.redisUrl === undefined
       ? new MemoryRateLimiter(now)
       : new RedisRateLimiter(await openRedis(settings.redisUrl, log), settings.redisKeyPrefix));
-  const quota = new SqlQuotaStore(database.db);
+  const quota = new SqlQuotaStore(database);
   const limits = new SqlTokenLimitsStore(database.db);
-  const usage = new SqlUsageStore(database.db);
+  const usage = new SqlUsageStore(database);
   const admission = new TokenAdmission({
     limits: new TtlCache(limits, config.tokenCacheMs, now),
     limiter,
@@ -71,7 +71,7 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     log,
   );
   const idempotency = new IdempotencyKeys(
-    new SqlIdempotencyStore(database.db),
+    new SqlIdempotencyStore(database),
     settings.reservationTtlMs,
     now,
     log,

@@ -197,7 +197,8 @@ export class ChannelRouter implements Engine {
   }
 
   /**
-   * Upstream URLs are copied into our storage unless the channel passes them through. The images
+   * Upstream URLs are copied into our storage unless the channel passes them through and the job
+   * does not need the bytes. The images
    * exist (and are billed upstream) by now, so a failure here is a 502 and never a failover.
    */
   private async rehostUnlessPassedThrough(
@@ -206,7 +207,8 @@ export class ChannelRouter implements Engine {
     job: EngineJob,
   ): Promise<EngineImage[]> {
     const config = channel.config;
-    if (config.type === 'local' || config.passThroughUrls) return images;
+    if (config.type === 'local' || (config.passThroughUrls && job.storeImages !== true))
+      return images;
     try {
       return await rehostImages(images, config.name, job.requestId, job.signal, this.dependencies);
     } catch (error) {
@@ -231,13 +233,18 @@ export class ChannelRouter implements Engine {
     job: EngineJob,
     deadlineAt: number,
   ): Promise<{ result: AttemptResult; limitMs: number; queuedMs: number }> {
-    const clock = new AttemptClock(channel.config.timeoutMs, deadlineAt, this.dependencies.now);
+    const clock = new AttemptClock(
+      channel.config.timeoutMs,
+      deadlineAt,
+      this.dependencies.now,
+      job.signal,
+    );
     channel.health.started();
     try {
       const result = await channel.adapter.attempt({
         job,
         upstreamModel: channel.config.models[job.request.model] as string,
-        signal: AbortSignal.any([job.signal, clock.signal]),
+        signal: clock.signal,
         callerGone: () => job.signal.aborted,
         waitOffTheClock: (wait) => clock.stoppedDuring(wait),
       });
@@ -246,7 +253,7 @@ export class ChannelRouter implements Engine {
       channel.health.breaker.released();
       throw error;
     } finally {
-      clock.stop();
+      clock.end();
       channel.health.finished();
     }
   }
@@ -262,16 +269,21 @@ class AttemptClock {
   private timer: NodeJS.Timeout | undefined;
   /** The time-out as last started. */
   limitMs = 0;
+  private readonly callerAborted = () => this.expiry.abort(this.caller.reason);
 
   constructor(
     private readonly timeoutMs: number,
     private readonly deadlineAt: number,
     private readonly now: () => number,
+    /** The caller's signal, followed by the attempt's (AbortSignal.any costs far more per call). */
+    private readonly caller: AbortSignal,
   ) {
+    if (caller.aborted) this.expiry.abort(caller.reason);
+    else caller.addEventListener('abort', this.callerAborted, { once: true });
     this.start();
   }
 
-  /** Aborted when the attempt's time runs out. */
+  /** Aborted when the caller's signal is, or when the attempt's time runs out. */
   get signal(): AbortSignal {
     return this.expiry.signal;
   }
@@ -297,6 +309,12 @@ class AttemptClock {
 
   stop(): void {
     clearTimeout(this.timer);
+  }
+
+  /** The attempt is over: nothing of it is left listening. */
+  end(): void {
+    this.stop();
+    this.caller.removeEventListener('abort', this.callerAborted);
   }
 
   private start(): void {

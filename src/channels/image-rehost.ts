@@ -4,7 +4,7 @@ import type { EngineImage, ProducedImage } from '../engine/engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isPng, PNG_SIGNATURE } from '../inputs/read-png-header.js';
 import type { ResultStore } from '../storage/result-store.js';
-import { ByteLimit } from '../support/read-limited.js';
+import { ByteLimit, readLimited } from '../support/read-limited.js';
 import type { UpstreamHttp } from './upstream-http.js';
 
 /** Larger than any PNG an upstream should produce at 4096x4096. */
@@ -12,6 +12,8 @@ export const MAX_REHOSTED_IMAGE_BYTES = 100 * 1024 * 1024;
 /** The images exist and are paid for by now, so they get time of their own to arrive. */
 export const REHOST_TIMEOUT_MS = 60_000;
 const PARALLEL_DOWNLOADS = 4;
+/** Images of declared length up to this are read whole, larger ones streamed. */
+const WHOLE_READ_MAX_BYTES = 1024 * 1024;
 
 export interface RehostDependencies {
   http: UpstreamHttp;
@@ -47,7 +49,11 @@ export async function rehostImages(
       ),
     timeoutMs,
   );
-  const combined = AbortSignal.any([callerSignal, local.signal]);
+  // Follows the caller's signal by a listener: AbortSignal.any costs far more per call.
+  const followCaller = () => local.abort(callerSignal.reason);
+  if (callerSignal.aborted) followCaller();
+  else callerSignal.addEventListener('abort', followCaller, { once: true });
+  const combined = local.signal;
   const hosted: EngineImage[] = [...images];
   let next = 0;
   const worker = async () => {
@@ -65,6 +71,7 @@ export async function rehostImages(
     throw error;
   } finally {
     clearTimeout(timer);
+    callerSignal.removeEventListener('abort', followCaller);
   }
   return hosted;
 }
@@ -98,6 +105,8 @@ async function rehostOne(
     throw problem(`image larger than ${maxBytes} bytes`);
   }
   try {
+    if (Number.isFinite(declared) && declared <= WHOLE_READ_MAX_BYTES)
+      return await dependencies.results.save(await asPng(answer.body, declared));
     const { head, rest } = await peek(answer.body, PNG_SIGNATURE.length);
     const limited = new ByteLimit(maxBytes, () => new Error(`image larger than ${maxBytes} bytes`));
     const png = isPng(head)
@@ -110,6 +119,16 @@ async function rehostOne(
     if (error instanceof GatewayError) throw error;
     throw problem(error instanceof Error ? error.message : 'the download failed');
   }
+}
+
+/**
+ * A small image of declared length is read whole and stored in one write: one copy of a few
+ * hundred kilobytes costs less than a chain of streams. A body longer than declared is refused.
+ */
+async function asPng(body: Readable, declared: number): Promise<Buffer> {
+  const read = await readLimited(body, declared);
+  if (read.kind === 'over-limit') throw new Error('image longer than its Content-Length');
+  return isPng(read.bytes) ? read.bytes : sharp(read.bytes, { failOn: 'error' }).png().toBuffer();
 }
 
 /** Errors reach the consumer through the last stream of the pipeline; nothing to do here. */

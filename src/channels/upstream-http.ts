@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { readLimited } from '../support/read-limited.js';
+import type { StreamedBody } from './streamed-json.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -8,7 +9,8 @@ export interface HttpRequest {
   method: 'GET' | 'POST';
   url: string;
   headers: Record<string, string>;
-  body?: Buffer;
+  /** Sent with a Content-Length; a StreamedBody is made a chunk at a time as the socket takes it. */
+  body?: Buffer | StreamedBody;
   signal: AbortSignal;
   /** Larger answers are cut off and reported as a failure. */
   maxResponseBytes: number;
@@ -115,13 +117,16 @@ function trackSending(outgoing: HttpRequest): {
   const payload = outgoing.body;
   if (payload === undefined)
     return { headers: outgoing.headers, body: undefined, sent: () => true };
+  const streamed: StreamedBody = Buffer.isBuffer(payload)
+    ? { byteLength: payload.length, chunks: () => [payload] }
+    : payload;
   let sent = false;
   async function* chunks(): AsyncGenerator<Buffer> {
-    yield payload as Buffer;
+    for (const chunk of streamed.chunks()) yield chunk;
     sent = true;
   }
   return {
-    headers: { ...outgoing.headers, 'content-length': String(payload.length) },
+    headers: { ...outgoing.headers, 'content-length': String(streamed.byteLength) },
     body: chunks(),
     sent: () => sent,
   };

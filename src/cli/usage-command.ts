@@ -72,7 +72,7 @@ export async function runUsageCommand(
       throw new UsageError(`usage: ${error.message}`, `usage:\n${USAGE_USAGE}`);
     throw error;
   }
-  const answer = await answerUsageQuery(new SqlUsageStore(services.database.db), query);
+  const answer = await answerUsageQuery(new SqlUsageStore(services.database), query);
   const records = answerRecords(answer);
   const columns = columnsOf(answer);
   if (values.csv) {

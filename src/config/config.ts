@@ -1,4 +1,5 @@
 import type { ImagePrices } from '../domain/image-prices.js';
+import type { ModelAliases } from '../domain/model-aliases.js';
 import type { ChannelConfig } from './channel-config.js';
 
 /**
@@ -46,6 +47,8 @@ export interface Config {
   /** Who may read GET /metrics: an admin token, anyone, or nobody (the route does not exist). */
   metrics: 'admin' | 'public' | 'off';
   publicBaseUrl: string;
+  /** IMAGEGATE_PUBLIC_BASE_URL was given; otherwise publicBaseUrl is made of host and port. */
+  publicBaseUrlSet: boolean;
   storage:
     | { kind: 'disk'; dataDir: string }
     | {
@@ -64,9 +67,20 @@ export interface Config {
   allowPrivateImageUrls: boolean;
   imageConnectTimeoutMs: number;
   imageFetchTimeoutMs: number;
+  /** Every name a caller may give a model besides its id: the built-in aliases and the file's. */
+  modelAliases: ModelAliases;
+  /** Origins whose pages may call the gateway from a browser; `['*']` for any, empty for none. */
+  corsOrigins: readonly string[];
   /** Upstream channels; the built-in local channel when none are configured. */
   channels: ChannelConfig[];
   routingDeadlineMs: number;
+  /** Asynchronous tasks: how many this node runs, the queue bound, the poll interval, the lease. */
+  tasks: {
+    concurrency: number;
+    queueLimit: number;
+    pollMs: number;
+    leaseMs: number;
+  };
   admission: {
     /** Undefined: rate and concurrency limits are kept in each process. */
     redisUrl: string | undefined;

@@ -54,6 +54,8 @@ export function loadConfig(env: Environment = process.env): Config {
     port,
     dataDir,
     routePrefix: read(SETTINGS.routePrefix),
+    modelAliases: read(SETTINGS.modelAliases),
+    corsOrigins: read(SETTINGS.corsOrigins),
     maxBodyBytes: read(SETTINGS.maxBodyBytes),
     maxInFlightRequests: read(SETTINGS.maxInFlightRequests),
     maxInFlightBodyBytes: read(SETTINGS.maxInFlightBodyBytes),
@@ -85,6 +87,7 @@ export function loadConfig(env: Environment = process.env): Config {
     publicBaseUrl: (
       read(SETTINGS.publicBaseUrl) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),
+    publicBaseUrlSet: read(SETTINGS.publicBaseUrl) !== undefined,
     storage: readStorage(read, dataDir, problems),
     sweepIntervalMs: read(SETTINGS.sweepIntervalMs),
     allowPrivateImageUrls: read(SETTINGS.allowPrivateImageUrls),
@@ -97,6 +100,12 @@ export function loadConfig(env: Environment = process.env): Config {
       problems,
     ),
     routingDeadlineMs: read(SETTINGS.routingDeadlineMs),
+    tasks: {
+      concurrency: read(SETTINGS.taskConcurrency),
+      queueLimit: read(SETTINGS.taskQueueLimit),
+      pollMs: read(SETTINGS.taskPollMs),
+      leaseMs: read(SETTINGS.taskLeaseMs),
+    },
     admission: {
       redisUrl: read(SETTINGS.redisUrl),
       redisKeyPrefix: read(SETTINGS.redisKeyPrefix),

@@ -7,7 +7,10 @@ import {
   stringSetting,
   urlSetting,
 } from './setting-types.js';
+import { corsOriginsSetting } from './cors-origins-setting.js';
 import { priceTableSetting } from './price-setting.js';
+import { modelAliasesSetting } from './model-aliases-setting.js';
+import { DEFAULT_MODEL_ALIASES } from '../domain/model-aliases.js';
 
 /** A setting whose value is a T; one without a default reads as `T | undefined`. */
 export interface Setting<T, Default extends T | undefined = T | undefined> {
@@ -66,6 +69,22 @@ export const SETTINGS = {
     default: '/vendor',
     description:
       'Prefix of the generation route. The route also answers without a prefix, at /api/v1/..., for DashScope SDKs.',
+  }),
+  modelAliases: setting({
+    env: undefined,
+    file: 'model_aliases',
+    parse: modelAliasesSetting(),
+    default: DEFAULT_MODEL_ALIASES,
+    description:
+      'More names for the models: a mapping of alias to model id, added to the built-in aliases wan2.7-image-pro and qwen-image-2.0-pro. File only.',
+  }),
+  corsOrigins: setting({
+    env: 'IMAGEGATE_CORS_ORIGINS',
+    file: 'cors_origins',
+    parse: corsOriginsSetting(),
+    default: [],
+    description:
+      'Origins whose browser pages may call the gateway (CORS): a comma-separated list such as https://app.example.com, or * for any origin. Empty: no CORS headers.',
   }),
   maxBodyBytes: setting({
     env: 'IMAGEGATE_MAX_BODY_BYTES',
@@ -234,7 +253,8 @@ export const SETTINGS = {
     file: 'public_base_url',
     parse: urlSetting(['http:', 'https:']),
     default: undefined,
-    description: 'Base of the image URLs handed to callers. Unset: http://<host>:<port>.',
+    description:
+      "Base of the image URLs handed to callers. Unset: http://<host>:<port>, and upload certificates' upload_host follows the request's Host.",
   }),
   storage: setting({
     env: 'IMAGEGATE_STORAGE',
@@ -339,6 +359,38 @@ export const SETTINGS = {
     default: 60_000,
     description:
       'How long a quota reservation, concurrency slot or running idempotency claim survives a node that died; live nodes renew theirs every third of it.',
+  }),
+  taskConcurrency: setting({
+    env: 'IMAGEGATE_TASK_CONCURRENCY',
+    file: 'task_concurrency',
+    parse: integerSetting(0, 1000),
+    default: 4,
+    description:
+      'Asynchronous tasks this node runs at once. 0: this node accepts and answers for tasks but runs none (another node must).',
+  }),
+  taskQueueLimit: setting({
+    env: 'IMAGEGATE_TASK_QUEUE_LIMIT',
+    file: 'task_queue_limit',
+    parse: integerSetting(1, 1_000_000),
+    default: 1000,
+    description:
+      'PENDING tasks the whole deployment holds; past it a submission gets 503 Overloaded with Retry-After.',
+  }),
+  taskPollMs: setting({
+    env: 'IMAGEGATE_TASK_POLL_MS',
+    file: 'task_poll_ms',
+    parse: integerSetting(10, 60_000),
+    default: 1000,
+    description:
+      'How often a node with room looks for PENDING tasks submitted to other nodes (its own are claimed at once) and for tasks whose runner died.',
+  }),
+  taskLeaseMs: setting({
+    env: 'IMAGEGATE_TASK_LEASE_MS',
+    file: 'task_lease_ms',
+    parse: integerSetting(1000, 3_600_000),
+    default: 30_000,
+    description:
+      'How long a RUNNING task stays claimed by a node that stopped renewing it (died or stalled); then any node ends it FAILED, billing nothing. Runners renew every third of it.',
   }),
   ledgerFlushMs: setting({
     env: 'IMAGEGATE_LEDGER_FLUSH_MS',

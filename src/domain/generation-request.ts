@@ -1,8 +1,15 @@
 import type { MODEL_A, MODEL_B } from './models.js';
 
-/** An input image as the caller gave it; bytes are loaded by the inputs stage, not here. */
+/**
+ * An input image as the caller gave it: a URL or data URL, whose bytes the inputs stage loads;
+ * the bytes of a file uploaded with the request (`upload`, the OpenAI edits route); or `oss`, a
+ * file uploaded earlier through the gateway's upload protocol (`oss://<key>`, docs/api.md §12).
+ */
 export type ImageSource =
-  { kind: 'url'; url: string } | { kind: 'data'; declaredMime: string; base64: string };
+  | { kind: 'url'; url: string }
+  | { kind: 'data'; declaredMime: string; base64: string }
+  | { kind: 'upload'; bytes: Buffer }
+  | { kind: 'oss'; key: string };
 
 export interface InputImage {
   /** JSON path of the item, e.g. `input.messages[0].content[2].image`, for error messages. */
@@ -59,10 +66,19 @@ export interface ModelBParameters {
   seed: number | undefined;
 }
 
+/** How the caller wants the answer delivered: one JSON body, or Server-Sent Events. */
+export interface AnswerOptions {
+  /** `parameters.stream`: answer as an event stream (the request's headers may also ask). */
+  stream: boolean;
+  /** `parameters.incremental_output`: in a stream, each image in its own event where it can be. */
+  incrementalOutput: boolean;
+}
+
 interface RequestCommon {
   prompt: Prompt;
   images: InputImage[];
   mode: GenerationMode;
+  answer: AnswerOptions;
 }
 
 export interface ModelARequest extends RequestCommon {

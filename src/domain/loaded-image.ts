@@ -1,11 +1,19 @@
 export type ImageFormat = 'jpeg' | 'png' | 'bmp' | 'webp';
 
-/** An input image whose bytes are in memory and whose header has been checked. */
-export interface LoadedImage {
+/** What an input image's checked header says, and where the image is in the request. */
+export interface ImageFacts {
   /** JSON path of the content item, for error messages. */
   path: string;
   format: ImageFormat;
   width: number;
   height: number;
-  bytes: Buffer;
+}
+
+/**
+ * An input image whose header has been checked. Its bytes are produced on first use: an image
+ * that came as a data URL and is forwarded as one (DashScope) is never decoded whole.
+ */
+export interface LoadedImage extends ImageFacts {
+  /** The image's bytes; the same Buffer on every call. */
+  bytes(): Buffer;
 }

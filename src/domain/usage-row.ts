@@ -30,4 +30,8 @@ export interface UsageRow {
   replayed: boolean;
   /** When the request arrived, milliseconds since the epoch. */
   createdAt: number;
+  /** The DashScope workspace the caller named (`X-DashScope-WorkSpace`), if any. */
+  workspace: string | undefined;
+  /** The protocol the request came in by: `dashscope` for the DashScope routes. */
+  frontDoor: string;
 }

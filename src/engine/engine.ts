@@ -13,10 +13,21 @@ export interface EngineJob {
   requestId: string;
   signal: AbortSignal;
   /**
+   * The caller reads the images' bytes back from our storage (base64 answers), so a channel that
+   * passes upstream URLs through re-hosts them for this job.
+   */
+  storeImages?: boolean;
+  /**
    * Told as soon as an upstream has produced the job's images, before they are fetched: what was
    * produced is a cost even if fetching them fails or the caller leaves meanwhile.
    */
   reportProduced?: (produced: ProducedReport) => void;
+  /**
+   * Told of each image as soon as it is produced, with its place in the answer, so that it can be
+   * delivered before the rest (an incremental stream). An engine that produces a group image by
+   * image calls it once per image; one that answers at once may not call it at all.
+   */
+  onImage?: (image: EngineImage, index: number) => void;
 }
 
 /** What an upstream produced for a job, for the ledger. */

@@ -7,6 +7,7 @@ export const ERROR_TABLE = {
   InvalidURL: { status: 400 },
   InvalidImage: { status: 400 },
   DataInspectionFailed: { status: 400 },
+  UnsupportedOperation: { status: 400 },
   InvalidApiKey: { status: 401 },
   NotFound: { status: 404 },
   MethodNotAllowed: { status: 405 },

@@ -15,6 +15,7 @@ import type {
   GenerationService,
 } from './generation-service.js';
 import { outputSize } from './output-size.js';
+import { IncrementalDelivery } from './incremental-delivery.js';
 import { estimateTokens } from './token-estimate.js';
 
 export interface PipelineStages {
@@ -37,30 +38,54 @@ export class GenerationPipeline implements GenerationService {
   ): Promise<GenerationResult> {
     const maxImages = maxImagesOf(request);
     context.account.describe(request, maxImages);
-    const inputs = await this.stages.inputs.load(request.images, context.signal);
+    const inputs = await this.stages.inputs.load(request.images, context.signal, {
+      resolve: context.resolveUploads === true,
+      owner: context.principal.tokenId,
+    });
     checkBoxesInsideImages(request, inputs);
     const output = outputSize(request, inputs);
     const seed = request.parameters.seed ?? randomInt(0, MAX_SEED + 1);
 
-    const ticket = await this.stages.admission.admit({
+    const ticket = await (context.admission ?? this.stages.admission).admit({
       principal: context.principal,
       request,
       maxImages,
       account: context.account,
     });
     let attempt: FailureDetails = {};
+    const callerPresent = () => !context.signal.aborted;
+    const incremental =
+      context.onDelivered === undefined
+        ? undefined
+        : new IncrementalDelivery({
+            ticket,
+            results: this.stages.results,
+            maxImages,
+            callerPresent,
+            deliver: context.onDelivered,
+          });
     try {
-      const produced = await this.stages.engine.generate({
-        request,
-        inputs,
-        output,
-        seed,
-        requestId: context.requestId,
-        signal: context.signal,
-        reportProduced: (report) => {
-          attempt = report;
-        },
-      });
+      const produced = await this.stages.engine
+        .generate({
+          request,
+          inputs,
+          output,
+          seed,
+          requestId: context.requestId,
+          signal:
+            incremental === undefined
+              ? context.signal
+              : AbortSignal.any([context.signal, incremental.stopped]),
+          ...(context.storeImages === true ? { storeImages: true } : {}),
+          reportProduced: (report) => {
+            attempt = report;
+          },
+          ...(incremental === undefined ? {} : { onImage: incremental.offer }),
+        })
+        .catch(async (error: unknown) => {
+          // The engine stopped because a delivery failed: that failure is the request's.
+          throw (await incremental?.settled()) ?? error;
+        });
       context.account.queueMs = produced.queuedMs;
       attempt = {
         channel: produced.channel,
@@ -71,11 +96,14 @@ export class GenerationPipeline implements GenerationService {
       // An upstream that sends more than asked: the extras are recorded, never delivered or billed.
       const toDeliver = produced.images.slice(0, maxImages);
       const storageStarted = performance.now();
-      const imageUrls = await Promise.all(
-        toDeliver.map((image) =>
-          image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
-        ),
-      );
+      const imageUrls =
+        incremental === undefined
+          ? await Promise.all(
+              toDeliver.map((image) =>
+                image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
+              ),
+            )
+          : await incremental.finish(toDeliver);
       if (toDeliver.some((image) => image.kind === 'png'))
         context.account.storageMs = performance.now() - storageStarted;
       const tokens =
@@ -95,7 +123,7 @@ export class GenerationPipeline implements GenerationService {
         width: produced.width,
         height: produced.height,
         result: () => JSON.stringify(result),
-        callerPresent: () => !context.signal.aborted,
+        callerPresent,
       });
       return result;
     } catch (error) {

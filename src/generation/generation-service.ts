@@ -1,3 +1,4 @@
+import type { Admission } from '../admission/admission.js';
 import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import type { RequestAccount } from '../ledger/request-account.js';
@@ -9,6 +10,23 @@ export interface GenerationContext {
   signal: AbortSignal;
   /** The request's accounting: described here, settled by admission, recorded by its opener. */
   account: RequestAccount;
+  /**
+   * The answer reads the images back from our storage (base64), so every image must be stored:
+   * channels that pass upstream URLs through re-host them for this request.
+   */
+  storeImages?: boolean;
+  /**
+   * Admits the request in place of the pipeline's admission stage: an asynchronous task resumes
+   * the reservation taken when it was submitted.
+   */
+  admission?: Admission | undefined;
+  /** `X-DashScope-OssResourceResolve: enable` was sent: `oss://` inputs name uploads. */
+  resolveUploads?: boolean;
+  /**
+   * An incremental stream: each image is stored, billed and then handed here at once, in order,
+   * before the request settles (docs/api.md §10.3).
+   */
+  onDelivered?: (url: string, index: number) => void;
 }
 
 export interface GenerationResult {

@@ -33,7 +33,7 @@ export interface ModelBResponse {
 
 /** The success body of docs/api.md §5, in the shape of the request's model. */
 export function shapeResponse(
-  request: GenerationRequest,
+  request: Pick<GenerationRequest, 'model'>,
   result: GenerationResult,
   requestId: string,
 ): ModelAResponse | ModelBResponse {

@@ -5,10 +5,11 @@ import { CallerGone } from '../errors/caller-gone.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
 import { authenticateRequests } from './authentication-hook.js';
-import { gatewayErrorOf, sendError } from './error-reply.js';
+import { type ErrorShape, gatewayErrorOf, sendError } from './error-reply.js';
 import { gateRequests } from './gate-hook.js';
 import { honourIdempotencyKeys } from './idempotency-hooks.js';
 import { recordUsage } from './ledger-hooks.js';
+import { recordWorkspaces } from './workspace-hook.js';
 
 export interface AccountedScopeOptions {
   authenticator: Authenticator;
@@ -18,6 +19,8 @@ export interface AccountedScopeOptions {
   /** Idempotency-Key handling; without it the header is not looked at. */
   idempotency?: IdempotencyKeys | undefined;
   now: () => number;
+  /** How the scope's errors are worded; the gateway's own error body when absent. */
+  errorShape?: ErrorShape | undefined;
 }
 
 /**
@@ -34,6 +37,7 @@ export function registerAccountedScope(
   void app.register(async (scope) => {
     authenticateRequests(scope, options.authenticator);
     recordUsage(scope, options);
+    recordWorkspaces(scope);
     if (options.gate !== undefined) gateRequests(scope, options.gate);
     if (options.idempotency !== undefined) honourIdempotencyKeys(scope, options.idempotency);
     scope.setErrorHandler((error, request, reply) => {
@@ -45,7 +49,7 @@ export function registerAccountedScope(
       }
       const known = gatewayErrorOf(error, request);
       request.account?.failed(known);
-      return sendError(reply, known);
+      return sendError(reply, known, options.errorShape);
     });
     registerRoutes(scope);
   });

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import type { RequestGate } from '../admission/admission.js';
+import type { ModelAccess, RequestGate } from '../admission/admission.js';
 import type { Config } from '../config/config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationService } from '../generation/generation-service.js';
@@ -20,6 +20,8 @@ import { answerClientError } from './client-error.js';
 import { InFlightBudget } from './in-flight-budget.js';
 import { shedLoad } from './load-shedding.js';
 import { refuseEncodedBodies } from './content-encoding.js';
+import { allowCrossOrigin } from './cors.js';
+import { KEEP_ALIVE_MS } from './event-stream-reply.js';
 import { SETTINGS } from '../config/settings.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import {
@@ -29,7 +31,17 @@ import {
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
 import { registerMetricsRoute } from './routes/metrics-route.js';
+import { registerTaskRoutes } from './routes/task-routes.js';
+import { registerUploadRoutes, type UploadRouteOptions } from './routes/upload-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';
+import {
+  OPENAI_ERROR_SHAPE,
+  registerOpenAiImageRoutes,
+  registerOpenAiModelRoutes,
+  registerOpenAiNotFound,
+} from './routes/openai-routes.js';
+import { type StoredImages, storedImages } from '../storage/stored-images.js';
+import type { TaskService } from '../tasks/task-service.js';
 import { reportServerTiming } from './server-timing-hook.js';
 
 /** Settings whose defaults suit tests of the bare HTTP layer, which leave them out. */
@@ -37,9 +49,13 @@ type LoadSettings = Pick<
   Config,
   'maxInFlightRequests' | 'maxInFlightBodyBytes' | 'maxConnections' | 'requestTimeoutMs'
 >;
+/** Settings of the front doors whose defaults suit those tests too. */
+type FrontDoorSettings = Pick<Config, 'modelAliases' | 'corsOrigins'>;
 
 export interface AppDependencies {
-  config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'> & Partial<LoadSettings>;
+  config: Pick<Config, 'routePrefix' | 'maxBodyBytes' | 'logLevel'> &
+    Partial<LoadSettings> &
+    Partial<FrontDoorSettings>;
   authenticator: Authenticator;
   generation: GenerationService;
   /** Where the ledger rows of requests that billed nothing go. */
@@ -55,13 +71,24 @@ export interface AppDependencies {
   usage?: UsageReader;
   /** Serves stored images behind their signed URLs; absent in tests of the bare HTTP layer. */
   images?: ImageRouteOptions;
+  /** Which models each token may use, for GET /v1/models; absent: every model is listed. */
+  modelAccess?: ModelAccess;
+  /** Upload certificates and the upload route (docs/api.md §11); absent: no such routes. */
+  uploads?: Omit<UploadRouteOptions, 'routePrefix' | 'authenticator' | 'modelAliases'>;
   /** The running channel set, shown at GET /admin/channels. */
   channels?: ChannelStatusSource;
   /** What every request adds to, and who may read it at GET /metrics; absent: no such route. */
   metrics?: { gateway: GatewayMetrics; access: Config['metrics'] };
+  /** Asynchronous tasks: submissions with X-DashScope-Async and the /tasks routes; absent: none. */
+  tasks?: TaskService;
+  /** Silence before a started event stream's keep-alive comment; 15 s when absent (tests shorten it). */
+  eventStreamKeepAliveMs?: number;
   /** Where the JSON log lines go; standard output when absent. */
   logStream?: { write(line: string): void };
 }
+
+/** Without a blob store (tests of the bare HTTP layer) no image can be read back. */
+const NO_STORED_IMAGES: StoredImages = { open: async () => undefined };
 
 /** Headers must arrive this fast even when the whole request may take longer. */
 const HEADERS_TIMEOUT_MS = 20_000;
@@ -99,6 +126,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
   app.removeContentTypeParser('text/plain');
 
+  // Before the load shedder, so that its 503s carry the request id and CORS headers too.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  allowCrossOrigin(app, deps.config.corsOrigins ?? SETTINGS.corsOrigins.default);
   const gauges = deps.metrics?.gateway;
   shedLoad(
     app,
@@ -111,10 +144,6 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     ),
   );
   refuseEncodedBodies(app);
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
   reportFinishedRequests(app, deps.metrics?.gateway);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
@@ -124,7 +153,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     ),
   );
 
-  const openApi = JSON.stringify(buildOpenApiDocument(deps.config.routePrefix, deps.version));
+  const modelAliases = deps.config.modelAliases ?? SETTINGS.modelAliases.default;
+  const openApi = JSON.stringify(
+    buildOpenApiDocument(deps.config.routePrefix, deps.version, modelAliases),
+  );
   app.get('/openapi.json', async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(openApi),
   );
@@ -136,6 +168,13 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       authenticator: deps.authenticator,
     });
   if (deps.images !== undefined) registerImageRoutes(app, deps.images);
+  if (deps.uploads !== undefined)
+    registerUploadRoutes(app, {
+      ...deps.uploads,
+      routePrefix: deps.config.routePrefix,
+      authenticator: deps.authenticator,
+      modelAliases,
+    });
   const now = deps.now ?? Date.now;
   if (deps.usage !== undefined)
     registerUsageRoute(app, { authenticator: deps.authenticator, usage: deps.usage, now });
@@ -156,9 +195,50 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         routePrefix: deps.config.routePrefix,
         maxBodyBytes: deps.config.maxBodyBytes,
         generation: deps.generation,
+        modelAliases,
+        tasks: deps.tasks,
+        keepAliveMs: deps.eventStreamKeepAliveMs ?? KEEP_ALIVE_MS,
       });
     },
   );
+  registerAccountedScope(
+    app,
+    {
+      authenticator: deps.authenticator,
+      ledger: deps.ledger,
+      gate: deps.gate,
+      idempotency: deps.idempotency,
+      now,
+      errorShape: OPENAI_ERROR_SHAPE,
+    },
+    (scope) => {
+      reportServerTiming(scope);
+      registerOpenAiImageRoutes(scope, {
+        routePrefix: deps.config.routePrefix,
+        maxBodyBytes: deps.config.maxBodyBytes,
+        generation: deps.generation,
+        storedImages:
+          deps.images === undefined
+            ? NO_STORED_IMAGES
+            : storedImages(deps.images.blobs, deps.images.urls),
+        now,
+        modelAliases,
+      });
+    },
+  );
+  registerOpenAiModelRoutes(app, {
+    routePrefix: deps.config.routePrefix,
+    authenticator: deps.authenticator,
+    modelAccess: deps.modelAccess,
+    modelAliases,
+  });
+  registerOpenAiNotFound(app, deps.config.routePrefix);
+  if (deps.tasks !== undefined)
+    registerTaskRoutes(app, {
+      routePrefix: deps.config.routePrefix,
+      authenticator: deps.authenticator,
+      tasks: deps.tasks,
+    });
   registerGenerationMethodGuard(app, deps.config.routePrefix);
   return app;
 }

@@ -7,12 +7,14 @@ import { GatewayError } from '../errors/gateway-error.js';
  * is read.
  */
 export function refuseEncodedBodies(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const encoding = request.headers['content-encoding'];
-    if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
-    throw new GatewayError(
-      'UnsupportedMediaType',
-      `Content-Encoding: ${encoding.slice(0, 40)} is not accepted; send the body uncompressed`,
+    if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done();
+    done(
+      new GatewayError(
+        'UnsupportedMediaType',
+        `Content-Encoding: ${encoding.slice(0, 40)} is not accepted; send the body uncompressed`,
+      ),
     );
   });
 }

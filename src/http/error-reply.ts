@@ -44,15 +44,30 @@ export function answeredErrorCode(request: FastifyRequest): ErrorCode | undefine
   return answeredCodes.get(request);
 }
 
-export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+/** How a front door words its errors: the body, and headers its clients read beside it. */
+export interface ErrorShape {
+  body(error: GatewayError, requestId: string): object;
+  headers?(error: GatewayError): Record<string, string>;
+}
+
+/** The error body of docs/errors.md, which every route but the OpenAI ones answers with. */
+export const GATEWAY_ERROR_SHAPE: ErrorShape = { body: errorBody };
+
+export function sendError(
+  reply: FastifyReply,
+  error: GatewayError,
+  shape: ErrorShape = GATEWAY_ERROR_SHAPE,
+): FastifyReply {
   answeredCodes.set(reply.request, error.code);
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  for (const [name, value] of Object.entries(shape.headers?.(error) ?? {}))
+    reply.header(name, value);
   // Refused before its body arrived: close rather than wait for (or drain) the rest of it.
   if (!reply.request.raw.complete) reply.header('connection', 'close');
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
-    .send(errorBody(error, reply.request.id));
+    .send(shape.body(error, reply.request.id));
 }
 
 /** The error table's entry for anything a handler or hook threw; unexpected errors are logged. */

@@ -5,6 +5,9 @@ import type { RequestOutcome } from '../metrics/request-outcome.js';
 import { answeredErrorCode } from './error-reply.js';
 import { stageTimesOf } from './stage-times.js';
 
+/** The levels at which the request line is written. */
+const LOGGED_AT_INFO = new Set(['trace', 'debug', 'info']);
+
 const roundedMs = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms));
 
 /**
@@ -36,6 +39,8 @@ export function reportFinishedRequests(
       times: account === undefined ? undefined : times,
     };
     metrics?.requestFinished(outcome);
+    // The line is not even built at a level that would drop it.
+    if (!LOGGED_AT_INFO.has(request.log.level)) return;
     request.log.info(
       {
         method: outcome.method,
@@ -57,10 +62,14 @@ export function reportFinishedRequests(
     );
   };
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) report(request, reply, true);
     });
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => report(request, reply, false));
+  app.addHook('onResponse', (request, reply, done) => {
+    report(request, reply, false);
+    done();
+  });
 }

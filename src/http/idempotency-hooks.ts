@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { GenerationResult } from '../generation/generation-service.js';
-import { fingerprintOf } from '../idempotency/fingerprint.js';
+import { fingerprintOf, taskFingerprintOf } from '../idempotency/fingerprint.js';
+import { wantsTask } from './async-header.js';
 import {
   checkIdempotencyKey,
   type IdempotencyClaim,
@@ -45,7 +46,9 @@ export function honourIdempotencyKeys(scope: FastifyInstance, keys: IdempotencyK
       .start({
         scope: principal.tokenId ?? `account:${principal.account}`,
         key,
-        fingerprint: fingerprintOf(request.body),
+        fingerprint: wantsTask(request.headers)
+          ? taskFingerprintOf(request.body)
+          : fingerprintOf(request.body),
         requestId: request.id,
         signal: waiting.signal,
       })

@@ -22,16 +22,24 @@ export interface LedgerHooksOptions {
 export function recordUsage(scope: FastifyInstance, options: LedgerHooksOptions): void {
   scope.decorateRequest('account', undefined);
 
-  scope.addHook('onRequest', async (request) => {
+  scope.addHook('onRequest', (request, reply, done) => {
     request.account = new RequestAccount(request.id, options.now());
+    // A caller who leaves early may never see onResponse; the connection's close always comes.
+    reply.raw.once('close', () => {
+      const account = request.account;
+      if (reply.raw.writableFinished || account === undefined) return;
+      account.callerLeft();
+      void account.idle().then(() => record(request, reply.statusCode));
+    });
+    done();
   });
 
-  scope.addHook('onSend', async (request, reply, payload) => {
-    const account = request.account;
-    if (account === undefined) return payload;
-    for (const [name, value] of Object.entries(account.responseHeaders))
-      if (!reply.hasHeader(name)) reply.header(name, value);
-    return payload;
+  scope.addHook('onSend', (request, reply, payload, done) => {
+    const headers = request.account?.responseHeaders;
+    if (headers !== undefined)
+      for (const [name, value] of Object.entries(headers))
+        if (!reply.hasHeader(name)) reply.header(name, value);
+    done(null, payload);
   });
 
   const record = (request: FastifyRequest, status: number) => {
@@ -42,23 +50,16 @@ export function recordUsage(scope: FastifyInstance, options: LedgerHooksOptions)
     options.ledger.record(
       account.toRow(principal, {
         status: account.statusFor(status),
-        costMicros: 0,
+        costMicros: account.partialCostMicros,
         endedAt: options.now(),
       }),
     );
   };
 
-  scope.addHook('onRequest', async (request, reply) => {
-    // A caller who leaves early may never see onResponse; the connection's close always comes.
-    reply.raw.once('close', () => {
-      const account = request.account;
-      if (reply.raw.writableFinished || account === undefined) return;
-      account.callerLeft();
-      void account.idle().then(() => record(request, reply.statusCode));
-    });
+  scope.addHook('onResponse', (request, reply, done) => {
+    record(request, reply.statusCode);
+    done();
   });
-
-  scope.addHook('onResponse', async (request, reply) => record(request, reply.statusCode));
 }
 
 /** The accounting of a request in an accounted scope; its absence is a wiring bug (a 500). */

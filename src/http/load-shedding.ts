@@ -15,10 +15,11 @@ function overloaded(what: string): GatewayError {
 }
 
 /**
- * The first hook of every request: it takes a place in the in-flight budget from the declared
- * `Content-Length`, or refuses the request with 503 Overloaded before any of its body is read.
- * A body without a declared length is counted while it streams in and cut off once the budget
- * is spent. The place is given back when the connection's answer is over, whatever its end.
+ * The first hook that weighs a request (only the request id and CORS come before it): it takes
+ * a place in the in-flight budget from the declared `Content-Length`, or refuses the request with
+ * 503 Overloaded before any of its body is read. A body without a declared length is counted
+ * while it streams in and cut off once the budget is spent. The place is given back when the
+ * connection's answer is over, whatever its end.
  */
 export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
   let closing = false;
@@ -26,10 +27,10 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
     closing = true;
   });
   app.decorateRequest('countStreamedBody', undefined);
-  app.addHook('onRequest', async (request, reply) => {
-    if (NEVER_SHED.has(request.routeOptions.url ?? '')) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (NEVER_SHED.has(request.routeOptions.url ?? '')) return done();
     // Requests on kept-alive connections still arrive while the server drains.
-    if (closing) throw overloaded('its work: it is shutting down');
+    if (closing) return done(overloaded('its work: it is shutting down'));
     const declared = Number(request.headers['content-length']);
     // A body larger than the whole budget is over every route's body limit too (the budget is at
     // least IMAGEGATE_MAX_BODY_BYTES), so it is never read into memory: it holds no bytes here,
@@ -39,10 +40,12 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
         ? declared
         : 0;
     if (!budget.tryEnter(bodyBytes))
-      throw overloaded(
-        budget.requests >= budget.maxRequests
-          ? `${budget.maxRequests} requests in flight`
-          : `${budget.maxBodyBytes} bytes of request bodies in flight`,
+      return done(
+        overloaded(
+          budget.requests >= budget.maxRequests
+            ? `${budget.maxRequests} requests in flight`
+            : `${budget.maxBodyBytes} bytes of request bodies in flight`,
+        ),
       );
     let held = bodyBytes;
     reply.raw.once('close', () => budget.leave(held));
@@ -53,11 +56,12 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
         return true;
       };
     }
+    done();
   });
 
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const count = request.countStreamedBody;
-    if (count === undefined) return payload;
+    if (count === undefined) return done(null, payload);
     const counted: Transform & { receivedEncodedLength?: number } = new Transform({
       transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
         counted.receivedEncodedLength = (counted.receivedEncodedLength ?? 0) + chunk.length;
@@ -66,7 +70,7 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
       },
     });
     payload.on('error', (error) => counted.destroy(error));
-    return payload.pipe(counted);
+    done(null, payload.pipe(counted));
   });
 }
 

@@ -19,8 +19,8 @@ export function serverTiming(times: StageTimes): string {
 
 /** Every answer of `scope`'s routes, errors included, says where its time went. */
 export function reportServerTiming(scope: FastifyInstance): void {
-  scope.addHook('onSend', async (request, reply, payload) => {
+  scope.addHook('onSend', (request, reply, payload, done) => {
     reply.header('server-timing', serverTiming(stageTimesOf(request.account, reply.elapsedTime)));
-    return payload;
+    done(null, payload);
   });
 }

@@ -47,3 +47,11 @@ export function fingerprintOf(body: unknown): string {
   }
   return hash.digest('hex');
 }
+
+/**
+ * The fingerprint of a body sent as a task submission: the same body sent synchronously is a
+ * different request, so one key cannot replay a task id as a result or the reverse.
+ */
+export function taskFingerprintOf(body: unknown): string {
+  return createHash('sha256').update('task:').update(fingerprintOf(body)).digest('hex');
+}

@@ -1,16 +1,18 @@
 import type { InputImage } from '../domain/generation-request.js';
 import type { LoadedImage } from '../domain/loaded-image.js';
+import type { StoredInputRead, StoredInputs, UploadAccess } from '../domain/stored-inputs.js';
 import { addressPolicy, resolveWithSystemDns } from './address-guard.js';
 import { checkImage } from './check-image.js';
-import { decodeBase64Payload } from './decode-data-url.js';
 import { type FetchSettings, fetchImage } from './fetch-image.js';
+import { bytesInMemory, bytesOfBase64, type ImageBytes } from './image-bytes.js';
 import {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_IMAGE_BYTES,
   DEFAULT_MAX_REDIRECTS,
   DEFAULT_TOTAL_TIMEOUT_MS,
 } from './image-limits.js';
-import type { InputLoader } from './input-loader.js';
+import { imageTooLarge, invalidUrl } from './input-errors.js';
+import { type InputLoader, NO_UPLOAD_ACCESS } from './input-loader.js';
 import { Semaphore } from '../support/semaphore.js';
 
 export interface InputLoaderOptions {
@@ -26,6 +28,19 @@ export interface InputLoaderOptions {
   maxRedirects?: number;
   /** URL fetches under way at once in this process; default 32. */
   maxConcurrentFetches?: number;
+  /**
+   * Uploads and the gateway's own result URLs, read from storage. Absent: `oss://` keys are
+   * refused and every URL is fetched.
+   */
+  stored?: StoredInputs;
+}
+
+const OSS_HEADER = 'X-DashScope-OssResourceResolve: enable';
+
+function bytesOf(read: StoredInputRead, path: string, maxBytes: number): Buffer {
+  if (read.kind === 'found') return read.bytes;
+  if (read.kind === 'too-large') throw imageTooLarge(path, maxBytes, `it has ${read.size} bytes`);
+  throw invalidUrl(path, read.problem);
 }
 
 /** URL fetches under way at once for one request: nine images never open nine downloads. */
@@ -47,31 +62,73 @@ export function createInputLoader(options: InputLoaderOptions): InputLoader {
     options.maxConcurrentFetches ?? DEFAULT_MAX_CONCURRENT_FETCHES,
   );
 
+  const stored = options.stored;
+
   async function loadOne(
     image: InputImage,
     requestFetches: Semaphore,
+    uploads: UploadAccess,
     signal: AbortSignal,
   ): Promise<LoadedImage> {
     const { source, path } = image;
-    const bytes =
+    const bytes: ImageBytes =
       source.kind === 'data'
-        ? decodeBase64Payload(source.base64, path, settings.maxBytes)
-        : await requestFetches.run(
-            () => processFetches.run(() => fetchImage(source.url, path, settings, signal), signal),
-            signal,
+        ? bytesOfBase64(source.base64, path, settings.maxBytes)
+        : bytesInMemory(
+            source.kind === 'upload'
+              ? source.bytes
+              : source.kind === 'oss'
+                ? await readUpload(source.key, path, uploads)
+                : await readUrl(source.url, path, requestFetches, signal),
           );
     return checkImage(bytes, path, settings.maxBytes);
   }
 
+  async function readUpload(key: string, path: string, uploads: UploadAccess): Promise<Buffer> {
+    if (!uploads.resolve)
+      throw invalidUrl(path, `oss:// keys are resolved only with the header ${OSS_HEADER}`);
+    if (stored === undefined) throw invalidUrl(path, 'this gateway keeps no uploads');
+    if (uploads.owner === undefined)
+      throw invalidUrl(path, 'uploads belong to a token id, and this token has none');
+    return bytesOf(
+      await stored.readUpload(key, uploads.owner, settings.maxBytes),
+      path,
+      settings.maxBytes,
+    );
+  }
+
+  async function readUrl(
+    url: string,
+    path: string,
+    requestFetches: Semaphore,
+    signal: AbortSignal,
+  ): Promise<Buffer> {
+    // One of our own result URLs (a chained edit) is read from storage: no request to ourselves,
+    // and no exception to the address guard.
+    const own = await stored?.readResultUrl(url, settings.maxBytes);
+    if (own !== undefined) return bytesOf(own, path, settings.maxBytes);
+    return requestFetches.run(
+      () => processFetches.run(() => fetchImage(url, path, settings, signal), signal),
+      signal,
+    );
+  }
+
   return {
-    async load(images: readonly InputImage[], signal: AbortSignal): Promise<LoadedImage[]> {
+    async load(
+      images: readonly InputImage[],
+      signal: AbortSignal,
+      uploads: UploadAccess = NO_UPLOAD_ACCESS,
+    ): Promise<LoadedImage[]> {
       signal.throwIfAborted();
+      if (images.length === 0) return [];
       // The first failure decides the answer, so the other fetches are stopped rather than awaited.
       const siblings = new AbortController();
       const loadSignal = AbortSignal.any([signal, siblings.signal]);
       try {
         const requestFetches = new Semaphore(FETCHES_PER_REQUEST);
-        return await Promise.all(images.map((image) => loadOne(image, requestFetches, loadSignal)));
+        return await Promise.all(
+          images.map((image) => loadOne(image, requestFetches, uploads, loadSignal)),
+        );
       } catch (error) {
         siblings.abort();
         throw error;

@@ -13,11 +13,12 @@ export function maxBase64Length(maxBytes: number): number {
 }
 
 /**
- * Decodes the payload of a data URL once, strictly: standard alphabet, `=` padding to a multiple
- * of 4 characters, no whitespace, no URL-safe characters, zero trailing bits. The length is
- * checked before anything is allocated, so an oversized payload costs nothing.
+ * Checks the payload of a data URL strictly without holding its bytes: standard alphabet, `=`
+ * padding to a multiple of 4 characters, no whitespace, no URL-safe characters, zero trailing
+ * bits. Returns the number of bytes it decodes to. The length is checked before any other work,
+ * so an oversized payload costs nothing.
  */
-export function decodeBase64Payload(base64: string, path: string, maxBytes: number): Buffer {
+export function checkBase64Payload(base64: string, path: string, maxBytes: number): number {
   if (base64.length > maxBase64Length(maxBytes)) {
     throw imageTooLarge(path, maxBytes, `the base64 data is ${base64.length} characters`);
   }
@@ -38,16 +39,44 @@ export function decodeBase64Payload(base64: string, path: string, maxBytes: numb
     throw invalidBase64(path, 'contains non-ASCII characters');
   }
   if (base64.includes('-') || base64.includes('_')) throw invalidBase64(path, OUTSIDE_ALPHABET);
-
-  const bytes = Buffer.from(base64, 'base64');
-  const expectedLength = (base64.length / 4) * 3 - padding;
-  if (bytes.length !== expectedLength) {
-    throw invalidBase64(path, OUTSIDE_ALPHABET);
-  }
+  if (!decodesWhole(base64)) throw invalidBase64(path, OUTSIDE_ALPHABET);
   if (padding !== 0 && hasTrailingBits(base64, padding)) {
     throw invalidBase64(path, 'has non-zero bits in its padding');
   }
-  return bytes;
+  return (base64.length / 4) * 3 - padding;
+}
+
+/** Checks the payload as checkBase64Payload does, then decodes all of it. */
+export function decodeBase64Payload(base64: string, path: string, maxBytes: number): Buffer {
+  checkBase64Payload(base64, path, maxBytes);
+  return Buffer.from(base64, 'base64');
+}
+
+/**
+ * The first bytes of a payload that checkBase64Payload accepted: at least `byteCount` of them,
+ * or all when it has fewer.
+ */
+export function decodeBase64Head(base64: string, byteCount: number): Buffer {
+  return Buffer.from(base64.slice(0, Math.ceil(byteCount / 3) * 4), 'base64');
+}
+
+/** Characters decoded per step into SCRATCH; a multiple of 4, so that only the last step has padding. */
+const STEP_CHARACTERS = 64 * 1024;
+const SCRATCH = Buffer.allocUnsafeSlow((STEP_CHARACTERS / 4) * 3);
+
+/**
+ * Whether every character of the (ASCII, well-padded) text is in the alphabet. Every character
+ * the decoder skips makes its output shorter than the text promises, so a step whose output falls
+ * short holds one. The bytes go to one small scratch buffer and are dropped: nothing here grows
+ * with the payload.
+ */
+function decodesWhole(base64: string): boolean {
+  for (let start = 0; start < base64.length; start += STEP_CHARACTERS) {
+    const step = base64.slice(start, start + STEP_CHARACTERS);
+    const padding = step.endsWith('==') ? 2 : step.endsWith('=') ? 1 : 0;
+    if (SCRATCH.write(step, 'base64') !== (step.length / 4) * 3 - padding) return false;
+  }
+  return true;
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

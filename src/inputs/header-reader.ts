@@ -1,21 +1,25 @@
-import { ImageHeaderError } from './image-header.js';
+import { HeadTooShort, ImageHeaderError } from './image-header.js';
 
 /**
  * Bounds-checked reads from the start of an image. A read past the end throws an
  * ImageHeaderError naming the format, so a truncated file is an InvalidImage, never a RangeError.
+ * `bytes` may be only the head of an image of `totalLength` bytes: a read inside the image but
+ * past the head throws HeadTooShort, and the caller reads again with a longer head.
  */
 export class HeaderReader {
   constructor(
     readonly bytes: Buffer,
     private readonly formatName: string,
+    private readonly totalLength: number = bytes.length,
   ) {}
 
+  /** The length of the whole image. */
   get length(): number {
-    return this.bytes.length;
+    return this.totalLength;
   }
 
   has(offset: number, size: number): boolean {
-    return offset >= 0 && size >= 0 && offset + size <= this.bytes.length;
+    return offset >= 0 && size >= 0 && offset + size <= this.totalLength;
   }
 
   truncated(): ImageHeaderError {
@@ -68,5 +72,6 @@ export class HeaderReader {
 
   private require(offset: number, size: number): void {
     if (!this.has(offset, size)) throw this.truncated();
+    if (offset + size > this.bytes.length) throw new HeadTooShort(offset + size);
   }
 }

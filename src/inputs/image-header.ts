@@ -17,3 +17,14 @@ export class ImageHeaderError extends Error {
     this.name = 'ImageHeaderError';
   }
 }
+
+/**
+ * The header reaches past the bytes decoded so far (the image itself is long enough): the reader
+ * asks again with at least `needed` bytes. Never reaches a caller of checkImage.
+ */
+export class HeadTooShort extends Error {
+  constructor(readonly needed: number) {
+    super(`the header needs the first ${needed} bytes`);
+    this.name = 'HeadTooShort';
+  }
+}

@@ -32,8 +32,8 @@ function compressionFits(compression: number, bitsPerPixel: number): boolean {
 }
 
 /** Reads the file header and DIB header; a negative height means rows are stored top-down. */
-export function readBmpHeader(bytes: Buffer): ImageHeader {
-  const reader = new HeaderReader(bytes, 'BMP');
+export function readBmpHeader(bytes: Buffer, totalLength = bytes.length): ImageHeader {
+  const reader = new HeaderReader(bytes, 'BMP', totalLength);
   const dibHeaderLength = reader.uint32LE(FILE_HEADER_LENGTH);
   const isCore = dibHeaderLength === CORE_HEADER_LENGTH;
   if (!isCore && !INFO_HEADER_LENGTHS.has(dibHeaderLength)) {

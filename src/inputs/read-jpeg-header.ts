@@ -17,8 +17,8 @@ function isStandalone(marker: number): boolean {
 }
 
 /** Walks the marker segments after SOI to the first start-of-frame and reads its dimensions. */
-export function readJpegHeader(bytes: Buffer): ImageHeader {
-  const reader = new HeaderReader(bytes, 'JPEG');
+export function readJpegHeader(bytes: Buffer, totalLength = bytes.length): ImageHeader {
+  const reader = new HeaderReader(bytes, 'JPEG', totalLength);
   let offset = 2;
   for (;;) {
     if (reader.uint8(offset) !== MARKER_PREFIX) throw reader.corrupt('expected a marker');

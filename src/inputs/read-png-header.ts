@@ -27,8 +27,8 @@ const BIT_DEPTHS_BY_COLOUR_TYPE: ReadonlyMap<number, readonly number[]> = new Ma
  * Reads IHDR and walks the chunks up to the first IDAT: transparency can only be declared there,
  * by an alpha colour type or a `tRNS` chunk, and either makes the image unacceptable.
  */
-export function readPngHeader(bytes: Buffer): ImageHeader {
-  const reader = new HeaderReader(bytes, 'PNG');
+export function readPngHeader(bytes: Buffer, totalLength = bytes.length): ImageHeader {
+  const reader = new HeaderReader(bytes, 'PNG', totalLength);
   if (
     reader.uint32BE(IHDR_OFFSET) !== IHDR_DATA_LENGTH ||
     reader.ascii(IHDR_OFFSET + 4, 4) !== 'IHDR'

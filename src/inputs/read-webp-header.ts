@@ -9,8 +9,8 @@ const VP8L_SIGNATURE = 0x2f;
 const FOURTEEN_BITS = 0x3fff;
 
 /** Reads the first chunk after `RIFF....WEBP`: lossy VP8, lossless VP8L or extended VP8X. */
-export function readWebpHeader(bytes: Buffer): ImageHeader {
-  const reader = new HeaderReader(bytes, 'WEBP');
+export function readWebpHeader(bytes: Buffer, totalLength = bytes.length): ImageHeader {
+  const reader = new HeaderReader(bytes, 'WEBP', totalLength);
   if (reader.uint32LE(4) + RIFF_HEADER_LENGTH > reader.length) throw reader.truncated();
   const chunkType = reader.ascii(FIRST_CHUNK_AT, 4);
   const dimensions = (width: number, height: number): ImageHeader => ({

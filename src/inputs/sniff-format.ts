@@ -18,13 +18,17 @@ function isJpeg(bytes: Buffer): boolean {
 /**
  * Tells the format from the leading bytes, never from a declared MIME type or file name, and
  * reads that format's header. Throws ImageHeaderError for anything else or a broken header.
+ * `bytes` may be the head of a longer image of `totalLength` bytes (then at least its first 12
+ * bytes, which tell the format); HeadTooShort asks for more.
  */
-export function sniffImageHeader(bytes: Buffer): ImageHeader {
-  if (bytes.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) return readPngHeader(bytes);
-  if (isJpeg(bytes)) return readJpegHeader(bytes);
-  if (startsWithAscii(bytes, 0, 'RIFF') && startsWithAscii(bytes, 8, 'WEBP')) {
-    return readWebpHeader(bytes);
+export function sniffImageHeader(bytes: Buffer, totalLength = bytes.length): ImageHeader {
+  if (bytes.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) {
+    return readPngHeader(bytes, totalLength);
   }
-  if (startsWithAscii(bytes, 0, 'BM')) return readBmpHeader(bytes);
+  if (isJpeg(bytes)) return readJpegHeader(bytes, totalLength);
+  if (startsWithAscii(bytes, 0, 'RIFF') && startsWithAscii(bytes, 8, 'WEBP')) {
+    return readWebpHeader(bytes, totalLength);
+  }
+  if (startsWithAscii(bytes, 0, 'BM')) return readBmpHeader(bytes, totalLength);
   throw new ImageHeaderError('unsupported image format; use JPEG, PNG, BMP or WEBP');
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { GenerationRequest } from '../domain/generation-request.js';
+import { DASHSCOPE_FRONT_DOOR } from '../domain/front-door.js';
 import { isModelId } from '../domain/models.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type { GatewayError } from '../errors/gateway-error.js';
@@ -44,8 +45,10 @@ export class RequestAccount {
   imagesReceived = 0;
   /** Images in the answer; set once the answer holds them. */
   imagesDelivered = 0;
-  /** Images counted against the token; set by settlement only. */
+  /** Images counted against the token; set by settlement, or image by image for incremental streams. */
   imagesBilled = 0;
+  /** The cost of the images billed image by image when the request ends without settling. */
+  partialCostMicros = 0;
   outputSize: string | undefined;
   channel: string | undefined;
   upstreamMs: number | undefined;
@@ -56,21 +59,31 @@ export class RequestAccount {
   /** The code of the error answered, when the request failed. */
   errorCode: string | undefined;
   replayed = false;
+  /** The DashScope workspace the caller named, if any. */
+  workspace: string | undefined;
+  /** The protocol the request came in by; a route of another front door sets its own. */
+  frontDoor: string = DASHSCOPE_FRONT_DOOR;
   /** The Idempotency-Key claim the request runs under, fenced by the settlement. */
   idempotency: { scope: string; key: string; owner: string } | undefined;
+  /** The asynchronous task the request runs as: its settlement ends the task SUCCEEDED. */
+  task: { id: string; runner: string; resultTtlMs: number } | undefined;
   /** True once the row is in the database or the write queue: nothing more is recorded. */
   recorded = false;
   /** One id per request, so that every write of its row, or of a stand-in for it, is the same row. */
-  readonly rowId = randomUUID();
+  readonly rowId: string;
   /** Headers every response of this request carries, such as the rate limit's state. */
   readonly responseHeaders: Record<string, string> = {};
   private statusOverride: number | undefined;
   private readonly work = new Set<Promise<void>>();
 
+  /** `rowId`: the row an earlier accounting of the same work opened (a task resumed by its runner). */
   constructor(
     readonly requestId: string,
     readonly receivedAt: number,
-  ) {}
+    rowId: string = randomUUID(),
+  ) {
+    this.rowId = rowId;
+  }
 
   describe(request: GenerationRequest, imagesRequested: number): void {
     this.model = request.model;
@@ -94,6 +107,15 @@ export class RequestAccount {
 
   failed(error: GatewayError): void {
     this.errorCode = error.code;
+  }
+
+  /**
+   * The request failed after its answer began with status 200 (a stream): the row records the
+   * status the error carries, as if it had been answered on its own.
+   */
+  failedMidAnswer(error: GatewayError): void {
+    this.errorCode = error.code;
+    this.statusOverride = error.status;
   }
 
   /**
@@ -148,6 +170,8 @@ export class RequestAccount {
       upstreamMs: this.upstreamMs,
       replayed: this.replayed,
       createdAt: this.receivedAt,
+      workspace: this.workspace,
+      frontDoor: this.frontDoor,
     };
   }
 }

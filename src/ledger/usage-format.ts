@@ -28,6 +28,8 @@ export function rowRecord(row: UsageRow): UsageRecord {
     gateway_ms: row.gatewayMs,
     upstream_ms: row.upstreamMs ?? null,
     replayed: row.replayed,
+    workspace: row.workspace ?? null,
+    front_door: row.frontDoor,
   };
 }
 
@@ -142,6 +144,8 @@ const ROW_COLUMNS = [
   'gateway_ms',
   'upstream_ms',
   'replayed',
+  'workspace',
+  'front_door',
 ];
 const SUMMARY_COLUMNS = [
   'requests',

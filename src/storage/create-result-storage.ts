@@ -4,7 +4,11 @@ import type { ResultStore } from './result-store.js';
 import { S3BlobStore, type S3BlobStoreOptions } from './s3-blob-store.js';
 import { SignedResultStore } from './signed-result-store.js';
 import { ImageUrlSigner } from './signed-url.js';
+import { StoredInputReader } from './stored-input-reader.js';
 import { Sweeper } from './sweeper.js';
+import { UploadPolicySigner } from './upload-policy.js';
+import { UploadStore } from './upload-store.js';
+import type { StoredInputs } from '../domain/stored-inputs.js';
 
 /** Structurally the same as `Config['storage']`, so the config can be passed as it is. */
 export type StorageTarget =
@@ -15,6 +19,8 @@ export interface ResultStorageOptions {
   publicBaseUrl: string | (() => string);
   /** `deriveKeys(secret).imageUrlSigning`. */
   signingKey: Uint8Array;
+  /** `deriveKeys(secret).uploadSigning`. */
+  uploadSigningKey: Uint8Array;
   /** 0: this node does not sweep. Default 10 minutes. */
   sweepIntervalMs?: number;
   /** Milliseconds since the epoch; injectable for tests. */
@@ -29,6 +35,10 @@ export interface ResultStorage {
   blobs: BlobStore;
   /** What the image routes check URLs with. */
   urls: ImageUrlSigner;
+  /** Upload certificates and the uploaded files (docs/api.md §12). */
+  uploads: { policies: UploadPolicySigner; store: UploadStore };
+  /** What the inputs stage reads uploads and our own result URLs through. */
+  storedInputs: StoredInputs;
   /** Not started: call `sweeper.start(log)` once the server runs. */
   sweeper: Sweeper;
   /** Stops the sweeper and releases the backend's connections. */
@@ -53,10 +63,17 @@ export function createResultStorage(options: ResultStorageOptions): ResultStorag
     intervalMs: options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
     now: options.now,
   });
+  const policies = new UploadPolicySigner({
+    signingKey: options.uploadSigningKey,
+    now: options.now,
+  });
+  const uploads = new UploadStore(blobs);
   return {
     results: new SignedResultStore(blobs, urls),
     blobs,
     urls,
+    uploads: { policies, store: uploads },
+    storedInputs: new StoredInputReader(blobs, urls, policies, uploads),
     sweeper,
     close: async () => {
       await sweeper.stop();

@@ -23,6 +23,9 @@ import {
   type BlobStore,
 } from './blob-store.js';
 
+/** Far more than the folders of a day's images; past it the memory starts afresh. */
+const REMEMBERED_FOLDERS = 64;
+
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 }
@@ -34,6 +37,8 @@ function isMissing(error: unknown): boolean {
  */
 export class DiskBlobStore implements BlobStore {
   readonly root: string;
+  /** Folders made by this store; a write into one needs no mkdir (one folder per hour). */
+  private readonly folders = new Set<string>();
 
   constructor(dataDir: string) {
     this.root = path.join(path.resolve(dataDir), 'images');
@@ -50,18 +55,22 @@ export class DiskBlobStore implements BlobStore {
     // still sees the error, because it checks the stream's state when it starts.
     const ignoreUntilPiped = () => {};
     if (!Buffer.isBuffer(body)) body.on('error', ignoreUntilPiped);
+    const folder = path.dirname(target);
     const temporary = path.join(
-      path.dirname(target),
+      folder,
       `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
     );
     try {
-      await mkdir(path.dirname(target), { recursive: true });
-      if (Buffer.isBuffer(body)) {
-        await writeFile(temporary, body, { flag: 'wx', flush: true });
-      } else {
-        await pipeline(body, createWriteStream(temporary, { flags: 'wx', flush: true }));
+      let size: number;
+      try {
+        size = await this.writeFlushed(temporary, body, folder);
+      } catch (error) {
+        // The folder this store remembered making is gone (removed by hand: the sweeper only
+        // removes folders whose hour is over). A buffer can be written again; a stream is spent.
+        if (!isMissing(error) || !this.folders.delete(folder) || !Buffer.isBuffer(body))
+          throw error;
+        size = await this.writeFlushed(temporary, body, folder);
       }
-      const { size } = await stat(temporary);
       await rename(temporary, target);
       return { size };
     } catch (error) {
@@ -71,6 +80,22 @@ export class DiskBlobStore implements BlobStore {
     } finally {
       if (!Buffer.isBuffer(body)) body.off('error', ignoreUntilPiped);
     }
+  }
+
+  /** Writes and flushes `file`, making its folder first unless this store already made it. */
+  private async writeFlushed(file: string, body: Buffer | Readable, folder: string) {
+    if (!this.folders.has(folder)) {
+      await mkdir(folder, { recursive: true });
+      if (this.folders.size >= REMEMBERED_FOLDERS) this.folders.clear();
+      this.folders.add(folder);
+    }
+    if (Buffer.isBuffer(body)) {
+      await writeFile(file, body, { flag: 'wx', flush: true });
+      return body.length;
+    }
+    const out = createWriteStream(file, { flags: 'wx', flush: true });
+    await pipeline(body, out);
+    return out.bytesWritten;
   }
 
   async get(key: BlobKey): Promise<BlobObject | undefined> {

@@ -1,8 +1,12 @@
 import type { BlobKey } from './blob-store.js';
 
 const SECONDS_PER_HOUR = 3600;
-/** `2025-11-24T13`: the UTC hour in which every image of the folder expires. */
-const FOLDER_PATTERN = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2})$/;
+/**
+ * `2025-11-24T13`: the UTC hour in which every image of the folder expires; uploads have the same
+ * folders behind `uploads-`, so they can be told apart (and listed) in the bucket.
+ */
+const FOLDER_PATTERN = /^(?:uploads-)?([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2})$/;
+const UPLOADS_FOLDER_PREFIX = 'uploads-';
 
 /** The folder of images that expire within the UTC hour of `expiresAt` (unix seconds). */
 export function expiryFolderOf(expiresAt: number): string {
@@ -18,6 +22,11 @@ export function objectKeyOf(id: string, expiresAt: number): BlobKey {
   return `${expiryFolderOf(expiresAt)}/${id}.png`;
 }
 
+/** Where an uploaded file lives: `name` is derived from its whole key (see upload-store.ts). */
+export function uploadObjectKeyOf(name: string, expiresAt: number): BlobKey {
+  return `${UPLOADS_FOLDER_PREFIX}${expiryFolderOf(expiresAt)}/${name}`;
+}
+
 /**
  * When every image in the folder has expired (unix seconds): the end of its hour. Undefined for
  * a folder this layout did not make, which the sweeper leaves alone.
@@ -30,6 +39,9 @@ export function folderExpiredAt(folder: string): number | undefined {
     return undefined;
   const hourStart = Date.UTC(year, month - 1, day, hour) / 1000;
   // Date.UTC rolls 2025-02-30 over into March; only a folder this layout writes is accepted.
-  if (expiryFolderOf(hourStart) !== folder) return undefined;
+  const hourFolder = folder.startsWith(UPLOADS_FOLDER_PREFIX)
+    ? folder.slice(UPLOADS_FOLDER_PREFIX.length)
+    : folder;
+  if (expiryFolderOf(hourStart) !== hourFolder) return undefined;
   return hourStart + SECONDS_PER_HOUR;
 }

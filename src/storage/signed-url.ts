@@ -101,6 +101,24 @@ export class ImageUrlSigner {
     return { ok: true, image: { id, expiresAt }, secondsLeft };
   }
 
+  /**
+   * Checks a whole URL if it is one of ours (it starts with `<base>/images/`); undefined when it
+   * is not, so the caller can treat it as any other URL.
+   */
+  checkUrl(url: string): ImageUrlCheck | undefined {
+    const prefix = `${this.publicBaseUrl()}/images/`;
+    if (!url.startsWith(prefix)) return undefined;
+    const parsed = new URL(url);
+    const file = parsed.pathname.slice(parsed.pathname.lastIndexOf('/') + 1);
+    if (`${parsed.origin}${parsed.pathname}` !== `${prefix}${file}`)
+      return { ok: false, problem: 'malformed', message: 'no image has this name' };
+    return this.check(
+      file,
+      parsed.searchParams.get('expires') ?? undefined,
+      parsed.searchParams.get('signature') ?? undefined,
+    );
+  }
+
   private signatureOf(id: string, expires: string): string {
     return createHmac('sha256', this.signingKey).update(`${id}\n${expires}`).digest('base64url');
   }

@@ -24,6 +24,8 @@ export interface QuotaReservationsTable {
   expires_at: number;
   /** JSON of the ledger row written if the reservation is reclaimed: its node died mid-request. */
   ledger_row: string | null;
+  /** Images already billed one by one (incremental streams); `images` is what is still held. */
+  images_billed: Generated<number>;
 }
 
 /** One row per authenticated request. Never a response body or an image. */
@@ -56,6 +58,10 @@ export interface UsageLedgerTable {
   /** 1 when the response was an idempotent replay of an earlier request. */
   replayed: number;
   created_at: number;
+  /** The caller's `X-DashScope-WorkSpace`; NULL when it sent none. */
+  workspace: string | null;
+  /** The protocol the request came in by (`dashscope`, ...); NULL only in rows of older versions. */
+  front_door: string | null;
 }
 
 /** A caller's Idempotency-Key and, once it finished successfully, the response to replay. */

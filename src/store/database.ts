@@ -6,6 +6,7 @@ import pg from 'pg';
 import { migrateToLatest } from './migrations.js';
 import type { DatabaseLimits } from '../config/config.js';
 import type { DatabaseSchema } from './schema.js';
+import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-statements.js';
 import { discardingUnanswered } from './unanswered-statements.js';
 import { type Log, silentLog } from '../support/log.js';
 
@@ -34,7 +35,10 @@ export interface DatabaseOptions {
 
 export interface Database {
   readonly kind: DatabaseTarget['kind'];
+  /** Every query of the cold paths: the CLI, admin routes, usage queries, migrations, sweeps. */
   readonly db: Kysely<DatabaseSchema>;
+  /** The request path's statements, built once (reservations, settlements, ledger, keys). */
+  readonly statements: HotStatements;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -48,7 +52,7 @@ export async function openDatabase(
 ): Promise<Database> {
   const limits = options.limits ?? DEFAULT_DATABASE_LIMITS;
   const log = options.log ?? silentLog;
-  const db =
+  const { db, statements } =
     target.kind === 'sqlite'
       ? await openSqlite(target.file, limits)
       : await openPostgres(target, limits, log);
@@ -66,6 +70,7 @@ export async function openDatabase(
   return {
     kind: target.kind,
     db,
+    statements,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -73,21 +78,27 @@ export async function openDatabase(
   };
 }
 
-async function openSqlite(file: string, limits: DatabaseLimits): Promise<Kysely<DatabaseSchema>> {
+interface Opened {
+  db: Kysely<DatabaseSchema>;
+  statements: HotStatements;
+}
+
+async function openSqlite(file: string, limits: DatabaseLimits): Promise<Opened> {
   if (file !== ':memory:') await mkdir(path.dirname(file), { recursive: true });
   const connection = new SQLite(file);
   // WAL lets the CLI write while the server reads; the busy timeout covers the rare overlap.
   connection.pragma('journal_mode = WAL');
   connection.pragma(`busy_timeout = ${Math.max(limits.lockTimeoutMs, 1)}`);
   connection.pragma('synchronous = NORMAL');
-  return new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: connection }) });
+  return { db, statements: new SqliteStatements(db, connection) };
 }
 
 async function openPostgres(
   target: { url: string; schema?: string },
   limits: DatabaseLimits,
   log: Log,
-): Promise<Kysely<DatabaseSchema>> {
+): Promise<Opened> {
   const types = {
     // Times are stored as bigint milliseconds, which fit a JS number exactly.
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -136,7 +147,8 @@ async function openPostgres(
   // would end the process just the same. Its failure reaches its query (or its next one, as "not
   // queryable"), and the pool drops it when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<DatabaseSchema>({
+  const db = new Kysely<DatabaseSchema>({
     dialect: new PostgresDialect({ pool: discardingUnanswered(pool) }),
   });
+  return { db, statements: new PostgresStatements(db) };
 }

@@ -1,5 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { IdempotencyKeysTable } from './admission-schema.js';
+import type { Database } from './database.js';
+import { type HotStatements, Statement } from './hot-statements.js';
 import type { DatabaseSchema } from './schema.js';
 
 export interface IdempotencyClaimRow {
@@ -46,32 +48,44 @@ function outcomeOf(row: Selectable<IdempotencyKeysTable>): StoredOutcome | undef
   };
 }
 
-/** Idempotency keys and the results they replay, shared by every node through the database. */
+const insertClaim = new Statement(
+  `insert into idempotency_keys (scope, idempotency_key, fingerprint, state, owner, lease_until,
+     request_id, created_at, expires_at)
+   values (?, ?, ?, 'running', ?, ?, ?, ?, ?)
+   on conflict (scope, idempotency_key) do nothing`,
+);
+const deleteRunningClaim = new Statement(
+  `delete from idempotency_keys
+   where scope = ? and idempotency_key = ? and owner = ? and state = 'running'`,
+);
+
+/**
+ * Idempotency keys and the results they replay, shared by every node through the database.
+ * Claiming and abandoning are on the path of every request with a key: their statements are
+ * built once (`HotStatements`); the rest are Kysely queries.
+ */
 export class SqlIdempotencyStore {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  private readonly db: Kysely<DatabaseSchema>;
+  private readonly statements: HotStatements;
+
+  constructor(database: Pick<Database, 'db' | 'statements'>) {
+    this.db = database.db;
+    this.statements = database.statements;
+  }
 
   /** Inserts a running claim; false when the key is already there. */
   async claim(row: IdempotencyClaimRow): Promise<boolean> {
-    const result = await this.db
-      .insertInto('idempotency_keys')
-      .values({
-        scope: row.scope,
-        idempotency_key: row.key,
-        fingerprint: row.fingerprint,
-        state: 'running',
-        owner: row.owner,
-        lease_until: row.leaseUntil,
-        request_id: row.requestId,
-        status: null,
-        response_body: null,
-        response_headers: null,
-        result: null,
-        created_at: row.now,
-        expires_at: row.expiresAt,
-      })
-      .onConflict((conflict) => conflict.columns(['scope', 'idempotency_key']).doNothing())
-      .executeTakeFirst();
-    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    const inserted = await this.statements.run(insertClaim, [
+      row.scope,
+      row.key,
+      row.fingerprint,
+      row.owner,
+      row.leaseUntil,
+      row.requestId,
+      row.now,
+      row.expiresAt,
+    ]);
+    return inserted > 0;
   }
 
   async find(scope: string, key: string): Promise<IdempotencyRecord | undefined> {
@@ -124,13 +138,7 @@ export class SqlIdempotencyStore {
 
   /** Forgets a claim whose request failed, so that a retry with the key runs again. */
   async abandon(scope: string, key: string, owner: string) {
-    await this.db
-      .deleteFrom('idempotency_keys')
-      .where('scope', '=', scope)
-      .where('idempotency_key', '=', key)
-      .where('owner', '=', owner)
-      .where('state', '=', 'running')
-      .execute();
+    await this.statements.run(deleteRunningClaim, [scope, key, owner]);
   }
 
   /** Deletes keys past their 24 hours; one key when given. Returns how many went. */

@@ -1,6 +1,9 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import { admissionMigration } from './migration-0002-admission.js';
 import { billingUnderFaultsMigration } from './migration-0003-billing-under-faults.js';
+import { workspaceAndFrontDoorMigration } from './migration-0004-workspace-and-front-door.js';
+import { tasksMigration } from './migration-0005-tasks.js';
+import { incrementalBillingMigration } from './migration-0006-incremental-billing.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -24,6 +27,9 @@ const MIGRATIONS: Record<string, Migration> = {
   },
   '0002_admission_and_billing': admissionMigration,
   '0003_billing_under_faults': billingUnderFaultsMigration,
+  '0004_workspace_and_front_door': workspaceAndFrontDoorMigration,
+  '0005_tasks': tasksMigration,
+  '0006_incremental_billing': incrementalBillingMigration,
 };
 
 const provider: MigrationProvider = {

@@ -1,86 +1,95 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { UsageRow } from '../domain/usage-row.js';
+import { endClaim } from './claim-fence.js';
+import { GroupCommit } from '../support/group-commit.js';
+import type { Database } from './database.js';
+import { isDatabaseUnavailable } from './database-unavailable.js';
+import { type HotStatements, isCommitUncertain, Statement } from './hot-statements.js';
+import type {
+  DeliveryFence,
+  PendingReservation,
+  PendingSettlement,
+  ReservationRequest,
+  SettlementFence,
+  SettlementOutcome,
+  TaskCompletion,
+} from './quota-types.js';
+import { reserveTogether } from './reservation-group.js';
+import { settleTogether } from './settlement-group.js';
 import type { DatabaseSchema } from './schema.js';
+import { completeTask } from './task-store.js';
 import { toLedgerRow } from './usage-rows.js';
 
-export interface ReservationRequest {
-  id: string;
-  tokenId: string;
-  images: number;
-  /** Written to the ledger if the reservation is reclaimed, so a request lost with its node keeps a row. */
-  abandonedRow?: UsageRow;
-}
+export type {
+  ClaimFence,
+  DeliveryFence,
+  ReservationRequest,
+  SettlementFence,
+  SettlementOutcome,
+  TaskCompletion,
+} from './quota-types.js';
 
-/** The Idempotency-Key claim a settlement must still hold, and the result it publishes. */
-export interface ClaimFence {
-  scope: string;
-  key: string;
-  owner: string;
-  requestId: string;
-  /** JSON of the generation's result, replayed to repeats of the request. */
-  result: string;
-}
+/** The most requests one reservation or settlement transaction carries. */
+const MAX_GROUP = 256;
 
-/** What a settlement must still hold to bill: the leases its request ran under. */
-export interface SettlementFence {
-  /** The request's quota reservation; when it is gone, it lapsed and was reclaimed. */
-  reservationId: string | undefined;
-  idempotency: ClaimFence | undefined;
-  /** False once the caller has gone; checked inside the transaction, before the bill. */
-  callerPresent: () => boolean;
-}
+const dropReservation = new Statement(
+  'delete from quota_reservations where id = ? returning images',
+);
+const unhold = new Statement(
+  'update tokens set images_reserved = images_reserved - ? where id = ?',
+);
 
-/** `billed`: the images are billed and may be delivered; otherwise nothing is billed. */
-export type SettlementOutcome = 'billed' | 'lease-lost' | 'caller-gone';
+/** Rolls back a partial bill whose fence no longer holds. */
+class DeliveryRefused extends Error {
+  constructor(readonly outcome: SettlementOutcome) {
+    super(outcome);
+  }
+}
 
 /** Per statement, to stay well under SQLite's limit on bound parameters. */
 const IDS_PER_STATEMENT = 500;
 
 /**
  * Image quota reservations and their settlement, atomic in the database so that any number of
- * nodes sharing it can never spend more than a token's quota. Every statement is the same on
+ * nodes sharing it can never spend more than a token's quota. Every statement means the same on
  * SQLite and PostgreSQL. Each transaction starts with a write, so SQLite takes its write lock
  * up front instead of failing to upgrade a read.
+ *
+ * Reservations and settlements are on every request's path: their statements are built once
+ * (`HotStatements`), and those that arrive together share one transaction (`GroupCommit`). The
+ * rest (renewal, reclaiming, the billed check) are Kysely queries.
  */
 export class SqlQuotaStore {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  private readonly db: Kysely<DatabaseSchema>;
+  private readonly statements: HotStatements;
+  private readonly reservations: GroupCommit<PendingReservation, boolean>;
+  private readonly settlements: GroupCommit<PendingSettlement, SettlementOutcome>;
+
+  constructor(database: Pick<Database, 'db' | 'statements'>) {
+    this.db = database.db;
+    this.statements = database.statements;
+    const failsEveryone = (error: unknown) =>
+      isDatabaseUnavailable(error) || isCommitUncertain(error);
+    this.reservations = new GroupCommit({
+      maxSize: MAX_GROUP,
+      execute: (members) =>
+        this.statements.transaction((runner) => reserveTogether(runner, members)),
+      failsEveryone,
+    });
+    this.settlements = new GroupCommit({
+      maxSize: MAX_GROUP,
+      execute: (members) =>
+        this.statements.transaction((runner) => settleTogether(runner, members)),
+      failsEveryone,
+    });
+  }
 
   /**
    * Holds `images` against the token's quota until `expiresAt`; false when settled plus held
    * images plus these would exceed the quota. A token without a quota always succeeds.
    */
-  async reserve(request: ReservationRequest, now: number, expiresAt: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const held = await trx
-        .updateTable('tokens')
-        .set((eb) => ({ images_reserved: eb('images_reserved', '+', request.images) }))
-        .where('id', '=', request.tokenId)
-        .where((eb) =>
-          eb.or([
-            eb('image_quota', 'is', null),
-            eb(
-              eb(eb('images_used', '+', eb.ref('images_reserved')), '+', request.images),
-              '<=',
-              eb.ref('image_quota'),
-            ),
-          ]),
-        )
-        .executeTakeFirst();
-      if (held.numUpdatedRows === 0n) return false;
-      await trx
-        .insertInto('quota_reservations')
-        .values({
-          id: request.id,
-          token_id: request.tokenId,
-          images: request.images,
-          created_at: now,
-          expires_at: expiresAt,
-          ledger_row:
-            request.abandonedRow === undefined ? null : JSON.stringify(request.abandonedRow),
-        })
-        .execute();
-      return true;
-    });
+  reserve(request: ReservationRequest, now: number, expiresAt: number): Promise<boolean> {
+    return this.reservations.submit({ request, now, expiresAt });
   }
 
   /** Pushes the expiry of live reservations forward; the ones already reclaimed stay gone. */
@@ -94,6 +103,16 @@ export class SqlQuotaStore {
     }
   }
 
+  /** Pushes one reservation's expiry forward; false when it is gone (lapsed and reclaimed). */
+  async extend(id: string, expiresAt: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('quota_reservations')
+      .set({ expires_at: expiresAt })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   /**
    * Ends a request that produced images, in one transaction: frees its reservation, bills what it
    * delivered, publishes its result under its Idempotency-Key and writes its ledger row, so a
@@ -103,9 +122,24 @@ export class SqlQuotaStore {
    * The row is built inside the transaction, so its timings include the waits for a connection
    * and for locks.
    */
-  async settle(
+  settle(
     tokenId: string | undefined,
     fence: SettlementFence,
+    rowFor: (outcome: SettlementOutcome) => UsageRow,
+  ): Promise<SettlementOutcome> {
+    // An asynchronous task's settlement also ends the task: rare, so it runs alone.
+    if (fence.task !== undefined) return this.settleTask(tokenId, fence, fence.task, rowFor);
+    return this.settlements.submit({ tokenId, fence, rowFor });
+  }
+
+  /**
+   * A task's settlement, in a transaction of its own: as `settle`, and the task must still be
+   * this node's to run; it ends SUCCEEDED in the same transaction as the bill.
+   */
+  private async settleTask(
+    tokenId: string | undefined,
+    fence: SettlementFence,
+    task: TaskCompletion,
     rowFor: (outcome: SettlementOutcome) => UsageRow,
   ): Promise<SettlementOutcome> {
     return this.db.transaction().execute(async (trx) => {
@@ -114,18 +148,29 @@ export class SqlQuotaStore {
           ? undefined
           : await this.dropReservation(trx, fence.reservationId);
       let outcome: SettlementOutcome =
-        reserved === 0 ? 'lease-lost' : fence.callerPresent() ? 'billed' : 'caller-gone';
+        reserved === undefined || reserved >= 0
+          ? fence.callerPresent()
+            ? 'billed'
+            : 'caller-gone'
+          : 'lease-lost';
+      if (outcome === 'billed' && !(await completeTask(trx, task))) outcome = 'lease-lost';
       if (fence.idempotency !== undefined) {
-        const held = await this.endClaim(trx, fence.idempotency, outcome === 'billed');
+        const claim = fence.idempotency;
+        const held = await endClaim(
+          trx,
+          claim,
+          outcome === 'billed' ? { result: claim.result, requestId: claim.requestId } : undefined,
+        );
         if (!held) outcome = 'lease-lost';
       }
       const row = rowFor(outcome);
-      const billed = outcome === 'billed' ? row.imagesBilled : 0;
-      if (tokenId !== undefined && ((reserved ?? 0) > 0 || billed > 0)) {
+      const billed = outcome === 'billed' ? row.imagesBilled - (fence.alreadyBilled ?? 0) : 0;
+      const freed = Math.max(0, reserved ?? 0);
+      if (tokenId !== undefined && (freed > 0 || billed > 0)) {
         await trx
           .updateTable('tokens')
           .set((eb) => ({
-            images_reserved: eb('images_reserved', '-', reserved ?? 0),
+            images_reserved: eb('images_reserved', '-', freed),
             images_used: eb('images_used', '+', billed),
           }))
           .where('id', '=', tokenId)
@@ -142,6 +187,67 @@ export class SqlQuotaStore {
     });
   }
 
+  /**
+   * Bills `images` of a running request before it settles (an incremental stream delivers each
+   * image once it is billed), in one short transaction under the settlement's fences: the caller
+   * still there, the Idempotency-Key claim still its own, the reservation still held (else
+   * `lease-lost`, and nothing is billed). The images move from reserved to used; the reservation
+   * counts them in `images_billed` and keeps the stand-in row a reclaim would write honest.
+   */
+  async billDelivered(
+    tokenId: string | undefined,
+    fence: DeliveryFence,
+    images: number,
+  ): Promise<SettlementOutcome> {
+    if (!fence.callerPresent()) return 'caller-gone';
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        const claim = fence.idempotency;
+        if (claim !== undefined) {
+          // A write, not a read: it locks the claim until the bill commits.
+          const held = await trx
+            .updateTable('idempotency_keys')
+            .set({ state: 'running' })
+            .where('scope', '=', claim.scope)
+            .where('idempotency_key', '=', claim.key)
+            .where('owner', '=', claim.owner)
+            .where('state', '=', 'running')
+            .executeTakeFirst();
+          if (held.numUpdatedRows === 0n) throw new DeliveryRefused('lease-lost');
+        }
+        if (fence.reservationId !== undefined) {
+          const moved = await trx
+            .updateTable('quota_reservations')
+            .set((eb) => ({
+              images: eb('images', '-', images),
+              images_billed: eb('images_billed', '+', images),
+              ...(fence.abandonedRow === undefined
+                ? {}
+                : { ledger_row: JSON.stringify(fence.abandonedRow) }),
+            }))
+            .where('id', '=', fence.reservationId)
+            .where('images', '>=', images)
+            .executeTakeFirst();
+          if (moved.numUpdatedRows === 0n) throw new DeliveryRefused('lease-lost');
+        }
+        if (tokenId === undefined) return;
+        const held = fence.reservationId === undefined ? 0 : images;
+        await trx
+          .updateTable('tokens')
+          .set((eb) => ({
+            images_reserved: eb('images_reserved', '-', held),
+            images_used: eb('images_used', '+', images),
+          }))
+          .where('id', '=', tokenId)
+          .execute();
+      });
+    } catch (error) {
+      if (error instanceof DeliveryRefused) return error.outcome;
+      throw error;
+    }
+    return 'billed';
+  }
+
   /** Whether the ledger row `rowId` was written by a settlement that billed its images. */
   async isBilled(rowId: string): Promise<boolean> {
     const row = await this.db
@@ -154,9 +260,10 @@ export class SqlQuotaStore {
 
   /** Frees a reservation without billing anything. */
   async release(reservationId: string, tokenId: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      const reserved = await this.dropReservation(trx, reservationId);
-      if (reserved > 0) await this.unhold(trx, tokenId, reserved);
+    await this.statements.transaction(async (runner) => {
+      const [row] = await runner.rows(dropReservation, [reservationId]);
+      const reserved = row === undefined ? 0 : Number(row.images);
+      if (reserved > 0) await runner.run(unhold, [reserved, tokenId]);
     });
   }
 
@@ -187,37 +294,6 @@ export class SqlQuotaStore {
     });
   }
 
-  /**
-   * Ends the Idempotency-Key claim a settlement runs under: published with the result when the
-   * request is billed, forgotten otherwise (a repeat then runs again). False when the claim is no
-   * longer this request's: another node took it over after its lease lapsed.
-   */
-  private async endClaim(
-    trx: Transaction<DatabaseSchema>,
-    claim: ClaimFence,
-    publish: boolean,
-  ): Promise<boolean> {
-    const result = publish
-      ? await trx
-          .updateTable('idempotency_keys')
-          .set({ state: 'done', status: 200, result: claim.result, request_id: claim.requestId })
-          .where('scope', '=', claim.scope)
-          .where('idempotency_key', '=', claim.key)
-          .where('owner', '=', claim.owner)
-          .where('state', '=', 'running')
-          .executeTakeFirst()
-          .then((done) => done.numUpdatedRows)
-      : await trx
-          .deleteFrom('idempotency_keys')
-          .where('scope', '=', claim.scope)
-          .where('idempotency_key', '=', claim.key)
-          .where('owner', '=', claim.owner)
-          .where('state', '=', 'running')
-          .executeTakeFirst()
-          .then((gone) => gone.numDeletedRows);
-    return result > 0n;
-  }
-
   private async dropReservation(
     trx: Transaction<DatabaseSchema>,
     reservationId: string,
@@ -227,7 +303,8 @@ export class SqlQuotaStore {
       .where('id', '=', reservationId)
       .returning('images')
       .executeTakeFirst();
-    return row === undefined ? 0 : Number(row.images);
+    // -1: gone (lapsed and reclaimed); 0 is a reservation whose images were all billed already.
+    return row === undefined ? -1 : Number(row.images);
   }
 
   private async unhold(

@@ -4,6 +4,7 @@ import type {
   TokenLimitColumns,
   UsageLedgerTable,
 } from './admission-schema.js';
+import type { TasksTable } from './task-schema.js';
 
 /** Table shapes as Kysely sees them. Times are milliseconds since the epoch; flags are 0 or 1. */
 export interface TokensTable {
@@ -21,4 +22,5 @@ export interface DatabaseSchema {
   quota_reservations: QuotaReservationsTable;
   usage_ledger: UsageLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
+  tasks: TasksTable;
 }

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { UsageRow } from '../domain/usage-row.js';
+import { DASHSCOPE_FRONT_DOOR } from '../domain/front-door.js';
 import type { UsageLedgerTable } from './admission-schema.js';
 
 export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {
@@ -24,7 +25,46 @@ export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {
     upstream_ms: row.upstreamMs === undefined ? null : Math.round(row.upstreamMs),
     replayed: row.replayed ? 1 : 0,
     created_at: row.createdAt,
+    workspace: row.workspace ?? null,
+    front_door: row.frontDoor,
   };
+}
+
+/** A row with every field, from which the column list is read. */
+const EVERY_FIELD: UsageRow = {
+  id: '',
+  requestId: '',
+  tokenId: undefined,
+  account: '',
+  model: undefined,
+  mode: undefined,
+  channel: undefined,
+  status: 0,
+  errorCode: undefined,
+  imagesRequested: 0,
+  imagesReported: undefined,
+  imagesReceived: 0,
+  imagesDelivered: 0,
+  imagesBilled: 0,
+  outputSize: undefined,
+  costMicros: 0,
+  gatewayMs: 0,
+  upstreamMs: undefined,
+  replayed: false,
+  createdAt: 0,
+  workspace: undefined,
+  frontDoor: '',
+};
+
+/**
+ * The ledger's columns in the order `ledgerValues` gives their values: the keys `toLedgerRow`
+ * writes, so a column added there reaches every statement that writes rows.
+ */
+export const LEDGER_COLUMNS: readonly string[] = Object.keys(toLedgerRow(EVERY_FIELD));
+
+/** A row's values in the order of `LEDGER_COLUMNS`. */
+export function ledgerValues(row: UsageRow): (string | number | null)[] {
+  return Object.values(toLedgerRow(row));
 }
 
 export function fromLedgerRow(row: Selectable<UsageLedgerTable>): UsageRow {
@@ -49,5 +89,7 @@ export function fromLedgerRow(row: Selectable<UsageLedgerTable>): UsageRow {
     upstreamMs: row.upstream_ms === null ? undefined : Number(row.upstream_ms),
     replayed: Number(row.replayed) === 1,
     createdAt: Number(row.created_at),
+    workspace: row.workspace ?? undefined,
+    frontDoor: row.front_door ?? DASHSCOPE_FRONT_DOOR,
   };
 }

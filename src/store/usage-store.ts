@@ -1,25 +1,34 @@
 import { type Kysely, sql } from 'kysely';
 import type { UsageFilter, UsageGrouping, UsageSummary } from '../domain/usage-filter.js';
 import type { UsageRow } from '../domain/usage-row.js';
+import type { Database } from './database.js';
+import type { HotStatements } from './hot-statements.js';
+import { insertLedgerRows, ledgerParameters } from './ledger-statements.js';
 import type { DatabaseSchema } from './schema.js';
-import { fromLedgerRow, toLedgerRow } from './usage-rows.js';
+import { fromLedgerRow } from './usage-rows.js';
 
 const DAY_MS = 86_400_000;
-/** Rows per INSERT: 21 columns each stays well under SQLite's 32,766 bound parameters. */
-const ROWS_PER_INSERT = 500;
+/**
+ * Rows per INSERT: about 25 columns each stays well under SQLite's 32,766 bound parameters, and
+ * the statement is built (and on SQLite prepared) once per row count up to this.
+ */
+const ROWS_PER_INSERT = 256;
 
 /** Writes and reads the usage ledger, on SQLite or PostgreSQL alike. */
 export class SqlUsageStore {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  private readonly db: Kysely<DatabaseSchema>;
+  private readonly statements: HotStatements;
+
+  constructor(database: Pick<Database, 'db' | 'statements'>) {
+    this.db = database.db;
+    this.statements = database.statements;
+  }
 
   /** Inserts rows; a row whose id is already there is skipped, so a retried batch is harmless. */
   async insert(rows: readonly UsageRow[]): Promise<void> {
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-      await this.db
-        .insertInto('usage_ledger')
-        .values(rows.slice(start, start + ROWS_PER_INSERT).map(toLedgerRow))
-        .onConflict((conflict) => conflict.column('id').doNothing())
-        .execute();
+      const batch = rows.slice(start, start + ROWS_PER_INSERT);
+      await this.statements.run(insertLedgerRows(batch.length), ledgerParameters(batch));
     }
   }
 

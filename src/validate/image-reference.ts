@@ -2,6 +2,7 @@ import type { ImageSource } from '../domain/generation-request.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
 const MAX_URL_LENGTH = 8192;
+const OSS_SCHEME = 'oss://';
 const DATA_URL_HEADER = /^data:([A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+);base64,/i;
 
 /**
@@ -30,6 +31,18 @@ export function readImageReference(value: string, path: string): ImageSource {
     }
     return { kind: 'data', declaredMime, base64: value.slice(header[0].length) };
   }
+  if (value.slice(0, OSS_SCHEME.length).toLowerCase() === OSS_SCHEME) {
+    // Only the form is checked here: whether the key names this caller's upload, and whether the
+    // request asked for oss:// resolution at all, is for the inputs stage.
+    const key = value.slice(OSS_SCHEME.length);
+    if (key === '' || value.length > MAX_URL_LENGTH) {
+      throw new GatewayError(
+        'InvalidURL',
+        `${path}: must be oss://<key> with a key of 1 to ${MAX_URL_LENGTH - OSS_SCHEME.length} characters`,
+      );
+    }
+    return { kind: 'oss', key };
+  }
   if (value.length > MAX_URL_LENGTH) {
     throw new GatewayError(
       'InvalidURL',
@@ -42,13 +55,13 @@ export function readImageReference(value: string, path: string): ImageSource {
   } catch {
     throw new GatewayError(
       'InvalidURL',
-      `${path}: must be an http(s) URL or a data:<MIME_type>;base64,<data> URL`,
+      `${path}: must be an http(s) URL, an oss://<key> of an upload or a data:<MIME_type>;base64,<data> URL`,
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new GatewayError(
       'InvalidURL',
-      `${path}: scheme ${url.protocol.slice(0, -1)} is not allowed, use http or https`,
+      `${path}: scheme ${url.protocol.slice(0, -1)} is not allowed, use http, https or oss`,
     );
   }
   if (url.username !== '' || url.password !== '') {

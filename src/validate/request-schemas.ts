@@ -52,6 +52,11 @@ const Input = Type.Object(
   { additionalProperties: false },
 );
 
+/** The SDK's async_call adds it; the X-DashScope-Async header, not this, makes a request a task. */
+const IsAsync = Type.Boolean({
+  description:
+    'Accepted and ignored: the header X-DashScope-Async: enable is what makes the request a task.',
+});
 const Seed = Type.Integer({ minimum: 0, maximum: MAX_SEED, description: 'Random seed.' });
 
 const ColorPaletteEntry = Type.Object(
@@ -75,6 +80,25 @@ const BoundingBoxSchema = Type.Array(Type.Integer({ minimum: 0, maximum: 8000 })
   description:
     '[x1, y1, x2, y2]: top-left and bottom-right corners in absolute pixels, x1 < x2, y1 < y2.',
 });
+
+/** How the answer is delivered (docs/api.md, Streaming); the same fields for both models. */
+const AnswerFields = {
+  stream: Type.Optional(
+    Type.Boolean({
+      description:
+        'true answers as Server-Sent Events (text/event-stream); false, the default, changes nothing.',
+    }),
+  ),
+  incremental_output: Type.Optional(
+    Type.Boolean({
+      description:
+        "In a stream, with model A's sequential mode: each image in its own event. Default false.",
+    }),
+  ),
+  result_format: Type.Optional(
+    Type.Literal('message', { description: 'Only "message", the shape every answer has.' }),
+  ),
+};
 
 export const ModelAParametersSchema = Type.Object(
   {
@@ -124,6 +148,8 @@ export const ModelAParametersSchema = Type.Object(
       Type.Boolean({ description: 'Adds "AI生成" bottom-right. Default false.' }),
     ),
     seed: Type.Optional(Seed),
+    is_async: Type.Optional(IsAsync),
+    ...AnswerFields,
   },
   { additionalProperties: false },
 );
@@ -145,6 +171,8 @@ export const ModelBParametersSchema = Type.Object(
       }),
     ),
     seed: Type.Optional(Seed),
+    is_async: Type.Optional(IsAsync),
+    ...AnswerFields,
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,8 @@
 import type { GenerationRequest } from '../domain/generation-request.js';
+import { DEFAULT_MODEL_ALIASES, type ModelAliases, resolveModel } from '../domain/model-aliases.js';
 import { MODEL_A, MODEL_B, MODEL_IDS } from '../domain/models.js';
 import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
+import { type AnswerFieldsInput, readAnswerOptions } from './answer-options.js';
 import { type ContentItem, readContent } from './content.js';
 import {
   MODEL_A_MAX_IMAGES,
@@ -21,22 +23,28 @@ const checkModelB = compileSchemaCheck(ModelBRequestSchema, `is not a field of m
 interface CheckedBody<P> {
   model: string;
   input: { messages: [{ role: 'user'; content: ContentItem[] }] };
-  parameters?: P;
+  parameters?: P & AnswerFieldsInput;
 }
 
 /**
  * The whole of request validation that needs no image bytes: raw parsed JSON in, a typed
  * GenerationRequest out, or a GatewayError naming the JSON path of the first problem.
- * Pure apart from removing `null` members from `body`, which count as absent.
+ * Pure apart from two edits of `body`: `null` members are removed, as they count as absent, and
+ * a model alias is replaced by its model id, so that everything after this (the ledger included)
+ * sees only model ids. A route passes the configured `aliases`.
  */
-export function validateRequest(body: unknown): GenerationRequest {
+export function validateRequest(
+  body: unknown,
+  aliases: ModelAliases = DEFAULT_MODEL_ALIASES,
+): GenerationRequest {
   if (!isPlainObject(body)) {
     throw new GatewayError('InvalidParameter', 'body: must be a JSON object');
   }
   dropNullMembers(body);
-  const model = body.model;
-  if (model === undefined) throw invalidParameter('model', 'is required');
+  if (body.model === undefined) throw invalidParameter('model', 'is required');
   if (body.input === undefined) throw invalidParameter('input', 'is required');
+  const model = resolveModel(body.model, aliases) ?? body.model;
+  body.model = model;
   if (model === MODEL_A) {
     const problem = checkModelA(body);
     if (problem !== undefined) throw problem;
@@ -46,8 +54,9 @@ export function validateRequest(body: unknown): GenerationRequest {
       MODEL_A_MAX_IMAGES,
       MODEL_A,
     );
-    const { parameters, mode } = readModelAParameters(checked.parameters ?? {}, images);
-    return { model: MODEL_A, prompt, images, mode, parameters };
+    const raw = checked.parameters ?? {};
+    const { parameters, mode } = readModelAParameters(raw, images);
+    return { model: MODEL_A, prompt, images, mode, parameters, answer: readAnswerOptions(raw) };
   }
   if (model === MODEL_B) {
     const problem = checkModelB(body);
@@ -58,13 +67,16 @@ export function validateRequest(body: unknown): GenerationRequest {
       MODEL_B_MAX_IMAGES,
       MODEL_B,
     );
-    const { parameters, mode } = readModelBParameters(checked.parameters ?? {}, images);
-    return { model: MODEL_B, prompt, images, mode, parameters };
+    const raw = checked.parameters ?? {};
+    const { parameters, mode } = readModelBParameters(raw, images);
+    return { model: MODEL_B, prompt, images, mode, parameters, answer: readAnswerOptions(raw) };
   }
   if (typeof model !== 'string') throw invalidParameter('model', 'must be a string');
+  const aliasList =
+    aliases.size === 0 ? '' : ` or an alias of one (${[...aliases.keys()].join(', ')})`;
   throw invalidParameter(
     'model',
-    `must be one of ${MODEL_IDS.join(', ')}, got ${JSON.stringify(model.slice(0, 100))}`,
+    `must be one of ${MODEL_IDS.join(', ')}${aliasList}, got ${JSON.stringify(model.slice(0, 100))}`,
   );
 }
 

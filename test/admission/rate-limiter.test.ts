@@ -210,7 +210,9 @@ describe('an unreachable rate limiter', () => {
       quota: {
         reserve: async () => true,
         renew: async () => undefined,
+        extend: async () => true,
         settle: async () => 'billed' as const,
+        billDelivered: async () => 'billed' as const,
         isBilled: async () => false,
         release: async () => undefined,
         reclaimExpired: async () => 0,

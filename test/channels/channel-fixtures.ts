@@ -59,7 +59,7 @@ export async function loadedPng(
   })
     .png()
     .toBuffer();
-  return { path: jsonPath, format: 'png', width, height, bytes };
+  return { path: jsonPath, format: 'png', width, height, bytes: () => bytes };
 }
 
 /** Channel configurations from config-file entries, failing the test on any problem. */
@@ -77,6 +77,7 @@ export async function temporaryStorage(): Promise<ResultStorage & { dispose(): P
     storage: { kind: 'disk', dataDir: directory },
     publicBaseUrl: 'http://gateway.test',
     signingKey: randomBytes(32),
+    uploadSigningKey: randomBytes(32),
     sweepIntervalMs: 0,
   });
   return {

@@ -4,6 +4,7 @@ import { ApiKey } from '../../src/domain/api-key.js';
 import {
   classifyDashScopeError,
   dashScopeBody,
+  dashScopeBodyBytes,
   errorOf,
   ratioText,
   readDashScopeOutput,
@@ -34,7 +35,7 @@ describe('the DashScope request body', () => {
 
   it('forwards palette, boxes, custom sizes and images: URLs as URLs, data with the sniffed MIME type', async () => {
     const input = await loadedPng(400, 300, 'input.messages[0].content[1].image');
-    const dataUrl = `data:image/jpeg;base64,${input.bytes.toString('base64')}`;
+    const dataUrl = `data:image/jpeg;base64,${input.bytes().toString('base64')}`;
     const job = jobFor(
       requestBody(
         MODEL_A,
@@ -57,7 +58,7 @@ describe('the DashScope request body', () => {
     const body = dashScopeBody(job, 'm');
     assert.deepEqual(body.input.messages[0].content, [
       { image: TINY_PNG_URL },
-      { image: `data:image/png;base64,${input.bytes.toString('base64')}` },
+      { image: `data:image/png;base64,${input.bytes().toString('base64')}` },
       { text: 'a lighthouse at dusk' },
     ]);
     assert.deepEqual(body.parameters, {
@@ -73,6 +74,34 @@ describe('the DashScope request body', () => {
       watermark: true,
       seed: 4242,
     });
+  });
+
+  it('sends an uploaded (oss://) image as a data URL of its bytes, which the upstream can read', async () => {
+    const input = await loadedPng(400, 300, 'input.messages[0].content[0].image');
+    const job = jobFor(requestBody(MODEL_B, { n: 1 }, ['oss://uploads/1.ab.cd/cat.png']), {
+      inputs: [input],
+    });
+    assert.deepEqual(dashScopeBody(job, 'm').input.messages[0].content[0], {
+      image: `data:image/png;base64,${input.bytes().toString('base64')}`,
+    });
+  });
+
+  it('is sent as the exact bytes of its JSON, data URLs of loaded and unloaded images alike', async () => {
+    const loaded = await loadedPng(400, 300, 'input.messages[0].content[1].image');
+    const base64 = loaded.bytes().toString('base64');
+    const images = [
+      TINY_PNG_URL,
+      `data:image/jpeg;base64,${base64}`,
+      `data:image/png;base64,${base64}`,
+    ];
+    const prompt = 'a "quoted" lighthouse \\ at dusk, ünïcödé 😀';
+    for (const inputs of [[], [await loadedPng(400, 300, 'first'), loaded, loaded]]) {
+      const job = jobFor(requestBody(MODEL_A, { n: 2 }, images, prompt), { inputs });
+      const streamed = dashScopeBodyBytes(job, 'wan2.7-image-pro');
+      const expected = Buffer.from(JSON.stringify(dashScopeBody(job, 'wan2.7-image-pro')));
+      assert.deepEqual(Buffer.concat([...streamed.chunks()]), expected);
+      assert.equal(streamed.byteLength, expected.length);
+    }
   });
 
   it('sends model B its size as decided (the default included), negative prompt and prompt_extend', () => {

@@ -14,14 +14,19 @@ describe('re-hosting upstream images', () => {
   let png: Buffer;
   let jpeg: Buffer;
   const stored: Buffer[] = [];
+  /** How each image reached storage: whole, or as a stream. */
+  const handedOver: ('buffer' | 'stream')[] = [];
   /** Called once /stalled.png has sent its first bytes and stalled. */
   let onStalled: () => void = () => undefined;
   const results: ResultStore = {
     async save(image) {
-      assert.ok(!Buffer.isBuffer(image), 'streamed, not handed over whole');
-      const chunks: Buffer[] = [];
-      for await (const chunk of image) chunks.push(chunk as Buffer);
-      stored.push(Buffer.concat(chunks));
+      handedOver.push(Buffer.isBuffer(image) ? 'buffer' : 'stream');
+      if (Buffer.isBuffer(image)) stored.push(image);
+      else {
+        const chunks: Buffer[] = [];
+        for await (const chunk of image) chunks.push(chunk as Buffer);
+        stored.push(Buffer.concat(chunks));
+      }
       return `http://gateway.test/images/${stored.length}.png`;
     },
   };
@@ -37,7 +42,13 @@ describe('re-hosting upstream images', () => {
       if (request.path === '/a.png') response.end(png);
       else if (request.path === '/b.jpg') response.end(jpeg);
       else if (request.path === '/big.png') response.end(Buffer.concat([png, Buffer.alloc(4096)]));
-      else if (request.path === '/stalled.png') {
+      else if (request.path === '/huge.png')
+        response.end(Buffer.concat([png, Buffer.alloc(2 ** 21)]));
+      else if (request.path === '/chunked.png') {
+        // Written in parts without a Content-Length: sent chunked, of unknown length.
+        response.write(png.subarray(0, 8));
+        response.end(png.subarray(8));
+      } else if (request.path === '/stalled.png') {
         response.write(png.subarray(0, 10));
         onStalled();
       } else {
@@ -80,6 +91,17 @@ describe('re-hosting upstream images', () => {
     };
     assert.ok(storedFor(0).equals(png), 'the PNG is stored byte for byte, in its place');
     assert.deepEqual(pngSize(storedFor(1)), { width: 50, height: 20 }, 'the JPEG became a PNG');
+  });
+
+  it('reads a small image of declared length whole, and streams a large or undeclared one', async () => {
+    stored.length = 0;
+    handedOver.length = 0;
+    await rehost([`${server.url}/a.png`]);
+    await rehost([`${server.url}/huge.png`]);
+    await rehost([`${server.url}/chunked.png`]);
+    assert.deepEqual(handedOver, ['buffer', 'stream', 'stream']);
+    assert.equal(stored[1]?.length, png.length + 2 ** 21, 'the large image arrived whole');
+    assert.ok(stored[2]?.equals(png), 'the chunked image arrived byte for byte');
   });
 
   it('fails with 502 UpstreamError on a missing image, an oversized one or one that stalls', async () => {

@@ -95,7 +95,7 @@ describe('OpenAI request bodies', () => {
     const files = form.getAll('image[]') as File[];
     assert.equal(files.length, 2);
     assert.equal(files[0]?.type, 'image/png');
-    assert.deepEqual(Buffer.from(await (files[1] as File).arrayBuffer()), second.bytes);
+    assert.deepEqual(Buffer.from(await (files[1] as File).arrayBuffer()), second.bytes());
 
     const single = jobFor(requestBody(MODEL_B, {}, ['https://x/a.png']), { inputs: [first] });
     const singleBoundary = newBoundary();

@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MODEL_A } from '../../src/domain/models.js';
 import { openDatabase } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
+import { usageRow } from '../helpers/usage-rows.js';
 import { runInProcess } from './cli-runs.js';
 
 /** What an external token's `sub` and `jti` carried into ledger rows written before `ext:`. */
 const FORMULA_ACCOUNT = '=HYPERLINK("https://evil.example","invoice")';
 const FORMULA_TOKEN = '=1+2';
+/** A workspace is printable ASCII, which a spreadsheet may still run as a formula. */
+const FORMULA_WORKSPACE = '=SUM(1+1)';
 const ESCAPE_ACCOUNT = 'ext::\u001b[2J\u001b]0;pwned\u0007';
 
 /** Whether a C0, DEL or C1 control character is in `text`. */
@@ -31,30 +32,10 @@ describe('imagegate usage with hostile names in the ledger', () => {
       kind: 'sqlite',
       file: path.join(dataDir, 'imagegate.db'),
     });
-    const row = (requestId: string, tokenId: string | undefined, account: string) => ({
-      id: randomUUID(),
-      requestId,
-      tokenId,
-      account,
-      model: MODEL_A,
-      mode: 'text-to-image',
-      channel: 'local',
-      status: 200,
-      errorCode: undefined,
-      imagesRequested: 1,
-      imagesReported: undefined,
-      imagesReceived: 1,
-      imagesDelivered: 1,
-      imagesBilled: 1,
-      outputSize: '1024*1024',
-      costMicros: 40_000,
-      gatewayMs: 50,
-      upstreamMs: 40,
-      replayed: false,
-      createdAt: Date.UTC(2025, 0, 1),
-    });
-    await new SqlUsageStore(database.db).insert([
-      row('req-formula', FORMULA_TOKEN, FORMULA_ACCOUNT),
+    const row = (requestId: string, tokenId: string | undefined, account: string) =>
+      usageRow(1, { requestId, tokenId, account });
+    await new SqlUsageStore(database).insert([
+      { ...row('req-formula', FORMULA_TOKEN, FORMULA_ACCOUNT), workspace: FORMULA_WORKSPACE },
       row('req-escape', undefined, ESCAPE_ACCOUNT),
     ]);
     await database.close();
@@ -73,6 +54,7 @@ describe('imagegate usage with hostile names in the ledger', () => {
       rows.stdout,
       /,req-formula,'=1\+2,"'=HYPERLINK\(""https:\/\/evil\.example"",""invoice""\)",/,
     );
+    assert.match(rows.stdout, /,'=SUM\(1\+1\),dashscope\r\n/, 'the workspace is guarded too');
     assert.match(byToken.stdout, /\r\n'=1\+2,1,1,0,/);
     assert.match(byToken.stdout, /\r\n-,1,1,0,/, 'the missing token id stays a plain -');
   });

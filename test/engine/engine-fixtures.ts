@@ -105,7 +105,13 @@ export function loadedImage(
   height: number,
   index = 0,
 ): LoadedImage {
-  return { path: `input.messages[0].content[${index}].image`, format, width, height, bytes };
+  return {
+    path: `input.messages[0].content[${index}].image`,
+    format,
+    width,
+    height,
+    bytes: () => bytes,
+  };
 }
 
 /** A synthetic photo encoded and wrapped as the inputs stage would hand it over. */

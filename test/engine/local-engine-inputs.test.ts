@@ -32,8 +32,11 @@ describe('LocalEngine image-to-image', () => {
       const requestBody = body(MODEL_A, 'make it autumn', { size: '1024*768' }, 1);
       const output = await engine.generate(jobFor(requestBody, { inputs: [input] }));
       const pixels = await decode(pngBytes(output));
-      const toInput = meanAbsoluteDifference(pixels, await resized(input.bytes, 1024, 768));
-      const toUnrelated = meanAbsoluteDifference(pixels, await resized(unrelated.bytes, 1024, 768));
+      const toInput = meanAbsoluteDifference(pixels, await resized(input.bytes(), 1024, 768));
+      const toUnrelated = meanAbsoluteDifference(
+        pixels,
+        await resized(unrelated.bytes(), 1024, 768),
+      );
       assert.ok(toInput > 5, `${format}: visibly changed (${toInput.toFixed(1)})`);
       assert.ok(
         toInput < toUnrelated / 2,
@@ -61,8 +64,8 @@ describe('LocalEngine image-to-image', () => {
     const output = await decode(
       pngBytes(await engine.generate(jobFor(requestBody, { inputs: [first, middle, last] }))),
     );
-    const toLast = meanAbsoluteDifference(output, await resized(last.bytes, 768, 768));
-    const toFirst = meanAbsoluteDifference(output, await resized(first.bytes, 768, 768));
+    const toLast = meanAbsoluteDifference(output, await resized(last.bytes(), 768, 768));
+    const toFirst = meanAbsoluteDifference(output, await resized(first.bytes(), 768, 768));
     assert.ok(toLast < toFirst / 2, `${toLast.toFixed(1)} vs ${toFirst.toFixed(1)}`);
 
     const withOtherReference = await decode(
@@ -85,19 +88,19 @@ describe('LocalEngine image-to-image', () => {
     assert.deepEqual({ width: pixels.width, height: pixels.height }, job.output);
     const toLast = meanAbsoluteDifference(
       pixels,
-      await resized(inputs[8]!.bytes, pixels.width, pixels.height),
+      await resized(inputs[8]!.bytes(), pixels.width, pixels.height),
     );
     const toFirst = meanAbsoluteDifference(
       pixels,
-      await resized(inputs[1]!.bytes, pixels.width, pixels.height),
+      await resized(inputs[1]!.bytes(), pixels.width, pixels.height),
     );
     assert.ok(toLast < toFirst, `${toLast.toFixed(1)} vs ${toFirst.toFixed(1)}`);
   });
 
   it('derives every image of a sequential set from the last input', async () => {
     const input = await syntheticInput(640, 480, 0, 'jpeg');
-    const unrelated = await resized((await syntheticInput(640, 480, 3, 'png')).bytes, 1024, 768);
-    const reference = await resized(input.bytes, 1024, 768);
+    const unrelated = await resized((await syntheticInput(640, 480, 3, 'png')).bytes(), 1024, 768);
+    const reference = await resized(input.bytes(), 1024, 768);
     const requestBody = body(
       MODEL_A,
       'four seasons',
@@ -144,7 +147,7 @@ describe('LocalEngine interactive editing (bbox_list)', () => {
       1,
     );
     const output = await engine.generate(jobFor(requestBody, { inputs: [input] }));
-    const reference = await resized(input.bytes, 1200, 900);
+    const reference = await resized(input.bytes(), 1200, 900);
     const mapped = boxes.map((box) => mapBoxToOutput(box, input, reference));
     assert.deepEqual(mapped[0], { x: 150, y: 75, width: 420, height: 315 });
     const watermark = watermarkBox(1200, 900);
@@ -180,7 +183,7 @@ describe('LocalEngine interactive editing (bbox_list)', () => {
     };
     const fromRedHalf = await render([[0, 0, 300, 600]]);
     const fromBlueHalf = await render([[300, 0, 600, 600]]);
-    const resizedLast = await resized(last.bytes, 1024, 768);
+    const resizedLast = await resized(last.bytes(), 1024, 768);
     const mapped = mapBoxToOutput(editBox, last, resizedLast);
     const outside = (x: number, y: number) => !contains(mapped, x, y);
     assert.ok(maxAbsoluteDifference(fromRedHalf, resizedLast, outside) <= 2);

@@ -113,7 +113,7 @@ describe('LocalEngine color_palette', () => {
     assertPaletteShares(pixels, THIRDS, () => true);
 
     // Mean input luma under each palette colour follows the colours' own luma order.
-    const reference = await resized(input.bytes, pixels.width, pixels.height);
+    const reference = await resized(input.bytes(), pixels.width, pixels.height);
     const sums = new Map<string, { luma: number; count: number }>();
     for (let pixel = 0; pixel < pixels.width * pixels.height; pixel++) {
       const offset = pixel * 3;
@@ -155,7 +155,7 @@ describe('LocalEngine color_palette', () => {
     const watermark = watermarkBox(pixels.width, pixels.height);
     const inBoxes = (x: number, y: number) => mapped.some((box) => contains(box, x, y));
     assertPaletteShares(pixels, EIGHT, (x, y) => inBoxes(x, y) && !contains(watermark, x, y));
-    const reference = await resized(input.bytes, pixels.width, pixels.height);
+    const reference = await resized(input.bytes(), pixels.width, pixels.height);
     const untouched = (x: number, y: number) => !inBoxes(x, y) && !contains(watermark, x, y);
     assert.ok(maxAbsoluteDifference(pixels, reference, untouched) <= 2);
   });

@@ -52,7 +52,7 @@ export async function openBooks(t: TestContext, target: DatabaseTarget): Promise
     ...booksOf(
       new TokenIssuer(new SqlTokenStore(database.db), deriveKeys(secret).tokenSigning),
       new SqlTokenLimitsStore(database.db),
-      new SqlUsageStore(database.db),
+      new SqlUsageStore(database),
     ),
   };
 }

@@ -42,6 +42,7 @@ describe('billing what the upstream produced', () => {
         reserved.push(request.maxImages);
         return {
           settle: async (settlement) => void settlements.push(settlement),
+          billDelivered: async () => assert.fail('not an incremental stream'),
           release: async () => undefined,
         };
       },
@@ -85,6 +86,7 @@ describe('billing what the upstream produced', () => {
       async admit() {
         return {
           settle: async () => assert.fail('nothing to settle'),
+          billDelivered: async () => assert.fail('not an incremental stream'),
           release: async (_error, details) => void released.push(details),
         };
       },
@@ -116,6 +118,7 @@ describe('billing what the upstream produced', () => {
       async admit() {
         return {
           settle: async (settlement) => void settlements.push(settlement),
+          billDelivered: async () => assert.fail('not an incremental stream'),
           release: async () => assert.fail('nothing to release'),
         };
       },

@@ -23,6 +23,11 @@ export class FakeEngine implements Engine {
   /** Each call waits for this before answering. */
   gate: Promise<void> | undefined;
   failure: Error | undefined;
+  /**
+   * When set, images are produced one by one as a local group is: before each, the engine waits
+   * for `imageGate(index)`, then reports the image through the job's `onImage`.
+   */
+  imageGate: ((index: number, job: EngineJob) => Promise<void>) | undefined;
 
   async generate(job: EngineJob): Promise<EngineOutput> {
     this.calls++;
@@ -30,11 +35,19 @@ export class FakeEngine implements Engine {
     if (this.gate !== undefined) await this.gate;
     if (this.failure !== undefined) throw this.failure;
     const count = this.imagesPerCall ?? job.request.parameters.n;
+    const images = Array.from({ length: count }, (_, index) => ({
+      kind: 'upstream' as const,
+      url: `https://images.test/${job.requestId}/${call}-${index}.png`,
+    }));
+    if (this.imageGate !== undefined) {
+      for (const [index, image] of images.entries()) {
+        await this.imageGate(index, job);
+        job.signal.throwIfAborted();
+        job.onImage?.(image, index);
+      }
+    }
     return {
-      images: Array.from({ length: count }, (_, index) => ({
-        kind: 'upstream' as const,
-        url: `https://images.test/${job.requestId}/${call}-${index}.png`,
-      })),
+      images,
       width: job.output.width,
       height: job.output.height,
       channel: 'fake-channel',
@@ -64,6 +77,8 @@ export interface BillingGatewayOptions {
   limiter?: RateLimiter;
   /** Shares this data dir (and so the SQLite file and secret) with another gateway. */
   dataDir?: string;
+  /** Silence before a started event stream's keep-alive comment (default 15 s). */
+  eventStreamKeepAliveMs?: number;
 }
 
 /**
@@ -108,9 +123,11 @@ export async function startBillingGateway(
     version: 'test',
     ledger: admission.ledger,
     gate: admission.admission,
+    modelAccess: admission.admission,
     idempotency: admission.idempotency,
     usage: admission.usage,
     now,
+    eventStreamKeepAliveMs: options.eventStreamKeepAliveMs,
   });
   return {
     app,

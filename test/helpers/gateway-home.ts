@@ -73,7 +73,7 @@ export async function prepareGatewayHome(
     ledgerRows: async () => {
       const reopened = await openDatabase(database);
       try {
-        return await new SqlUsageStore(reopened.db).list({}, 1000);
+        return await new SqlUsageStore(reopened).list({}, 1000);
       } finally {
         await reopened.close();
       }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createGateway, type Gateway } from '../../src/bootstrap/create-gateway.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
 import type { DatabaseTarget } from '../../src/store/database.js';
 
 export interface TestGateway extends Gateway {
@@ -13,6 +14,7 @@ export interface TestGateway extends Gateway {
     account?: string;
     admin?: boolean;
     expiresInSeconds?: number;
+    limits?: TokenLimitChanges;
   }): Promise<string>;
 }
 
@@ -39,12 +41,14 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ...gateway,
     dataDir,
     bearer: async (tokenOptions = {}) => {
-      const { token } = await gateway.services.tokenIssuer.issue({
+      const { token, record } = await gateway.services.tokenIssuer.issue({
         name: tokenOptions.name ?? 'test',
         account: tokenOptions.account ?? 'test-account',
         admin: tokenOptions.admin ?? false,
         expiresInSeconds: tokenOptions.expiresInSeconds,
       });
+      if (tokenOptions.limits !== undefined)
+        await gateway.admission.limits.update(record.id, tokenOptions.limits);
       return `Bearer ${token}`;
     },
     close: async () => {

@@ -28,6 +28,8 @@ export function usageRow(images: number, overrides: Partial<UsageRow> = {}): Usa
     upstreamMs: 40,
     replayed: false,
     createdAt: JAN_1,
+    workspace: undefined,
+    frontDoor: 'dashscope',
     ...overrides,
   };
 }

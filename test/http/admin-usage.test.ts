@@ -38,6 +38,19 @@ describe('GET /admin/usage', () => {
     const all = await get('', admin.authorization);
     assert.equal(all.statusCode, 200);
     assert.equal(all.json().rows.length, 3);
+    assert.deepEqual(
+      all
+        .json()
+        .rows.map((row: { workspace: string | null; front_door: string }) => [
+          row.workspace,
+          row.front_door,
+        ]),
+      [
+        [null, 'dashscope'],
+        [null, 'dashscope'],
+        [null, 'dashscope'],
+      ],
+    );
     assert.deepEqual(all.json().totals, {
       requests: 3,
       succeeded: 2,

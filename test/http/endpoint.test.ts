@@ -88,10 +88,26 @@ describe('the endpoint outside validation', () => {
     const openapi = (await gateway.app.inject({ url: '/openapi.json' })).json();
     assert.equal(openapi.openapi, '3.1.0');
     assert.ok(openapi.paths[GENERATION_URL].post);
-    assert.deepEqual(openapi.components.schemas.ModelARequest.properties.model, {
-      const: 'gen-2.7-image-pro',
-      type: 'string',
-    });
+    assert.ok(openapi.paths['/vendor/api/v1/uploads'].get);
+    assert.deepEqual(openapi.paths['/vendor/api/v1/uploads'].post.security, []);
+    assert.deepEqual(Object.keys(openapi.paths['/vendor/api/v1/uploads'].post.responses), [
+      '200',
+      '400',
+      '401',
+      '413',
+      '415',
+    ]);
+    assert.deepEqual(openapi.components.schemas.ModelARequest.properties.model.enum, [
+      'gen-2.7-image-pro',
+      'wan2.7-image-pro',
+    ]);
+    const answered = openapi.paths[GENERATION_URL].post.responses['200'].content;
+    assert.deepEqual(Object.keys(answered), ['application/json', 'text/event-stream']);
+    for (const model of ['ModelARequest', 'ModelBRequest'])
+      assert.deepEqual(
+        openapi.components.schemas[model].properties.parameters.properties.result_format.const,
+        'message',
+      );
   });
 
   it('answers at the bare DashScope path too', async () => {

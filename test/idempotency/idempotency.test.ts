@@ -195,7 +195,7 @@ describe('Idempotency-Key', () => {
     const gateway = await open(t);
     const { id, authorization } = await gateway.token();
     const body = modelABody();
-    await new SqlIdempotencyStore(gateway.services.database.db).claim({
+    await new SqlIdempotencyStore(gateway.services.database).claim({
       scope: id,
       key: 'orphan',
       fingerprint: fingerprintOf(body),

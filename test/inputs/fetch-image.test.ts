@@ -259,7 +259,7 @@ describe('fetching image URLs', () => {
         bytesHandler(padTo(jpeg, 3 * 1024 * 1024), { chunked: true }),
       );
       const [loaded] = await load(url);
-      assert.equal(loaded?.bytes.length, 3 * 1024 * 1024);
+      assert.equal(loaded?.bytes().length, 3 * 1024 * 1024);
     });
 
     it('honours a lower maxBytes for both ways', async () => {

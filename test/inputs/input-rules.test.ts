@@ -263,7 +263,7 @@ describe('input image rules, as data URLs and as http URLs', () => {
             rule.expect.accept,
           );
           assert.equal(loaded?.path, imagePath(2));
-          assert.equal(loaded?.bytes.length, bytes.length);
+          assert.equal(loaded?.bytes().length, bytes.length);
         } else {
           await rejectsWith(
             loader.load([input], signal),

@@ -127,7 +127,7 @@ for (const [backend, targetFor] of BACKENDS) {
     it('filters by time, token and account, and adds up by day, model and token', async (t) => {
       const nodes = await openNodes(t, targetFor, 1);
       if (nodes === undefined) return;
-      const store = new SqlUsageStore((nodes[0] as Database).db);
+      const store = new SqlUsageStore(nodes[0] as Database);
       await store.insert([
         ledgerRow({ createdAt: JAN_1 + 1000 }),
         ledgerRow({

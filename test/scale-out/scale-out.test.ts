@@ -137,7 +137,7 @@ const sum = (outcomes: readonly Outcome[]) =>
   outcomes.reduce((total, outcome) => total + outcome.imageCount, 0);
 
 async function ledgerOf(database: Database, tokenId: string) {
-  return new SqlUsageStore(database.db).list({ tokenId }, 10_000);
+  return new SqlUsageStore(database).list({ tokenId }, 10_000);
 }
 
 async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string) {

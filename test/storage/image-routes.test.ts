@@ -60,6 +60,7 @@ for (const backend of BACKENDS) {
         storage: opened.target,
         publicBaseUrl: 'https://img.example.com',
         signingKey: new Uint8Array(32).fill(3),
+        uploadSigningKey: new Uint8Array(32).fill(4),
         now: () => clock.now,
       });
       app = buildTestApp(storage);

@@ -135,6 +135,25 @@ describe('ImageUrlSigner', () => {
   });
 });
 
+describe('ImageUrlSigner.checkUrl: is a whole URL one of ours', () => {
+  it('checks our URLs and says any other is not ours', () => {
+    const clock = { now: T0 };
+    const signer = signerAt(clock);
+    const url = signer.urlOf(signer.issue());
+    const checked = signer.checkUrl(url);
+    assert.ok(checked?.ok);
+    assert.equal(signer.checkUrl('https://elsewhere.example.com/images/x.png'), undefined);
+    assert.equal(signer.checkUrl('https://img.example.com/other/x.png'), undefined);
+    const tampered = signer.checkUrl(url.replace(/expires=[0-9]+/, 'expires=9999999999'));
+    assert.equal(tampered?.ok === false && tampered.problem, 'bad-signature');
+    const nested = signer.checkUrl('https://img.example.com/images/a/../x.png');
+    assert.equal(nested?.ok, false);
+    clock.now = T0 + (IMAGE_URL_VALIDITY_SECONDS + 1) * 1000;
+    const expired = signer.checkUrl(url);
+    assert.equal(expired?.ok === false && expired.problem, 'expired');
+  });
+});
+
 describe('object keys by expiry hour', () => {
   it('puts an image in the folder of the UTC hour it expires in', () => {
     const expiresAt = Date.UTC(2030, 0, 16, 10, 30, 0) / 1000;
@@ -144,12 +163,16 @@ describe('object keys by expiry hour', () => {
 
   it('says a folder is expired at the end of its hour, and knows no foreign folder', () => {
     assert.equal(folderExpiredAt('2030-01-16T10'), Date.UTC(2030, 0, 16, 11) / 1000);
+    assert.equal(folderExpiredAt('uploads-2030-01-16T10'), Date.UTC(2030, 0, 16, 11) / 1000);
     for (const foreign of [
       '2030-02-30T10',
       '2030-01-16T24',
       'backup',
       '2030-01-16',
       '2030-01-16T10x',
+      'uploads-2030-02-30T10',
+      'uploads-',
+      'downloads-2030-01-16T10',
     ])
       assert.equal(folderExpiredAt(foreign), undefined, foreign);
   });

@@ -38,6 +38,7 @@ for (const backend of BACKENDS) {
         storage: opened.target,
         publicBaseUrl: 'http://127.0.0.1:8080',
         signingKey: new Uint8Array(32).fill(5),
+        uploadSigningKey: new Uint8Array(32).fill(6),
         now: () => clock.now,
         sweepIntervalMs: 0,
       });

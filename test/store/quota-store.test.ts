@@ -72,7 +72,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const [database] = nodes as [Database];
       const tokenId = await insertToken(database);
       await new SqlTokenLimitsStore(database.db).update(tokenId, { imageQuota: 10 });
-      const quota = new SqlQuotaStore(database.db);
+      const quota = new SqlQuotaStore(database);
 
       assert.equal(await quota.reserve({ id: 'r1', tokenId, images: 4 }, 0, 60_000), true);
       assert.equal(await quota.reserve({ id: 'r2', tokenId, images: 4 }, 0, 60_000), true);
@@ -88,14 +88,14 @@ for (const [backend, targetFor] of BACKENDS) {
       assert.equal(await quota.reserve({ id: 'r4', tokenId, images: 8 }, 0, 60_000), true);
       assert.equal(await quota.reserve({ id: 'r5', tokenId, images: 1 }, 0, 60_000), false);
 
-      const rows = await new SqlUsageStore(database.db).list({ tokenId }, 10);
+      const rows = await new SqlUsageStore(database).list({ tokenId }, 10);
       assert.deepEqual(
         rows.map((written) => [written.id, written.imagesBilled]),
         [[row.id, 2]],
       );
       // Writing the same row again (a retried settlement) records nothing new.
-      await new SqlUsageStore(database.db).insert([row]);
-      assert.equal((await new SqlUsageStore(database.db).list({ tokenId }, 10)).length, 1);
+      await new SqlUsageStore(database).insert([row]);
+      assert.equal((await new SqlUsageStore(database).list({ tokenId }, 10)).length, 1);
     });
 
     it('never spends more than the quota under concurrent reservations from several nodes', async (t) => {
@@ -103,7 +103,7 @@ for (const [backend, targetFor] of BACKENDS) {
       if (nodes === undefined) return;
       const tokenId = await insertToken(nodes[0] as Database);
       await new SqlTokenLimitsStore((nodes[0] as Database).db).update(tokenId, { imageQuota: 25 });
-      const stores = nodes.map((node) => new SqlQuotaStore(node.db));
+      const stores = nodes.map((node) => new SqlQuotaStore(node));
       const attempts = Array.from({ length: 60 }, (_, index) => ({
         id: `c${index}`,
         images: (index % 3) + 1,
@@ -135,7 +135,7 @@ for (const [backend, targetFor] of BACKENDS) {
         ),
       );
       assert.deepEqual(await standing(nodes[1] as Database, tokenId), { used: held, reserved: 0 });
-      const totals = await new SqlUsageStore((nodes[2] as Database).db).summarize({ tokenId });
+      const totals = await new SqlUsageStore(nodes[2] as Database).summarize({ tokenId });
       assert.equal(totals[0]?.imagesBilled, held);
       assert.equal(totals[0]?.requests, won.length);
     });
@@ -146,7 +146,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const [first, second] = nodes as [Database, Database];
       const tokenId = await insertToken(first);
       await new SqlTokenLimitsStore(first.db).update(tokenId, { imageQuota: 6 });
-      const quota = new SqlQuotaStore(first.db);
+      const quota = new SqlQuotaStore(first);
       const lostRow = { ...ledgerRow(tokenId, 0), status: 0, errorCode: 'Abandoned' };
       assert.equal(
         await quota.reserve({ id: 'dead-1', tokenId, images: 3, abandonedRow: lostRow }, 0, 1000),
@@ -156,7 +156,7 @@ for (const [backend, targetFor] of BACKENDS) {
       assert.equal(await quota.reclaimExpired(999), 0);
       const reclaimed = await Promise.all([
         quota.reclaimExpired(1000),
-        new SqlQuotaStore(second.db).reclaimExpired(1000),
+        new SqlQuotaStore(second).reclaimExpired(1000),
       ]);
       assert.deepEqual(
         reclaimed.sort(),

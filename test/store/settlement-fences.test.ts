@@ -39,7 +39,7 @@ async function standing(database: Database, tokenId: string) {
 }
 
 async function rowOf(database: Database, rowId: string) {
-  const rows = await new SqlUsageStore(database.db).list({}, 1000);
+  const rows = await new SqlUsageStore(database).list({}, 1000);
   return rows.find((row) => row.id === rowId);
 }
 
@@ -51,7 +51,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const [first, second] = nodes as [Database, Database];
       const tokenId = await insertToken(first);
       await new SqlTokenLimitsStore(first.db).update(tokenId, { imageQuota: quota });
-      return { first, second, tokenId, quota: new SqlQuotaStore(first.db) };
+      return { first, second, tokenId, quota: new SqlQuotaStore(first) };
     }
 
     it('bills what was delivered while the reservation is held, and says so', async (t) => {
@@ -98,7 +98,7 @@ for (const [backend, targetFor] of BACKENDS) {
       if (set === undefined) return;
       const { first, second, tokenId, quota } = set;
       assert.equal(await quota.reserve({ id: 'stalled', tokenId, images: 4 }, 0, 1000), true);
-      assert.equal(await new SqlQuotaStore(second.db).reclaimExpired(1000), 4);
+      assert.equal(await new SqlQuotaStore(second).reclaimExpired(1000), 4);
       // Meanwhile the freed quota is spent by someone else.
       assert.equal(await quota.reserve({ id: 'other', tokenId, images: 4 }, 1000, 60_000), true);
       const rowId = randomUUID();
@@ -120,7 +120,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const set = await setUp(t);
       if (set === undefined) return;
       const { first, second, tokenId, quota } = set;
-      const keys = new SqlIdempotencyStore(first.db);
+      const keys = new SqlIdempotencyStore(first);
       const claim = (owner: string) => ({
         scope: tokenId,
         key: 'key-1',
@@ -134,7 +134,7 @@ for (const [backend, targetFor] of BACKENDS) {
       assert.equal(await keys.claim(claim('node-a')), true);
       // Node A stalls; its lease lapses and node B takes the key over.
       assert.equal(
-        await new SqlIdempotencyStore(second.db).takeOver(
+        await new SqlIdempotencyStore(second).takeOver(
           tokenId,
           'key-1',
           'node-b',
@@ -178,7 +178,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const set = await setUp(t);
       if (set === undefined) return;
       const { first, tokenId, quota } = set;
-      const keys = new SqlIdempotencyStore(first.db);
+      const keys = new SqlIdempotencyStore(first);
       await keys.claim({
         scope: tokenId,
         key: 'key-2',

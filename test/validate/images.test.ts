@@ -14,7 +14,7 @@ import {
 
 // docs/api.md §2.4: model A takes 0-9 images, model B 0-3 (0 is text-to-image,
 // 1-3 edit). The form of an image reference (docs/api.md §2.6): an http(s) URL or
-// data:<image/...>;base64,<data>; a bad URL is InvalidURL, a bad data URL is InvalidImage.
+// data:<image/...>;base64,<data>, or oss://<key> of an upload (§11.3); a bad URL is InvalidURL, a bad data URL is InvalidImage.
 // Checks on the bytes themselves belong to the inputs stage, not here.
 
 const CONTENT = 'input.messages[0].content';
@@ -130,6 +130,18 @@ for (const model of MODELS) {
       },
     },
     {
+      name: `${m}: an oss:// key of an upload, kept as written for the inputs stage`,
+      body: withReference(model, 'oss://uploads/1768140000.abc/cat photo.png'),
+      expect: {
+        images: [
+          {
+            path: `${CONTENT}[1].image`,
+            source: { kind: 'oss', key: 'uploads/1768140000.abc/cat photo.png' },
+          },
+        ],
+      },
+    },
+    {
       name: `${m}: data URLs of image/webp and image/bmp beside a URL`,
       body: bodyWithItems(model, [
         { image: 'data:image/webp;base64,UklGRg==' },
@@ -172,6 +184,13 @@ for (const model of MODELS) {
       problem: /scheme ftp is not allowed/,
     },
     {
+      name: `${m}: an oss:// URL without a key`,
+      body: withReference(model, 'oss://'),
+      path: `${CONTENT}[1].image`,
+      code: 'InvalidURL',
+      problem: /must be oss:\/\/<key>/,
+    },
+    {
       name: `${m}: a file URL`,
       body: withReference(model, 'file:///etc/passwd'),
       path: `${CONTENT}[1].image`,
@@ -189,7 +208,7 @@ for (const model of MODELS) {
       body: withReference(model, 'not a url at all'),
       path: `${CONTENT}[1].image`,
       code: 'InvalidURL',
-      problem: /must be an http\(s\) URL or a data:/,
+      problem: /must be an http\(s\) URL, an oss:\/\/<key> of an upload or a data:/,
     },
     {
       name: `${m}: a host and path without a scheme`,

@@ -65,10 +65,11 @@ const rejected: RejectedCase[] = [
     problem: /must be one of/,
   },
   {
-    name: 'the upstream model name instead of the gateway id',
-    body: { model: 'wan2.7-image-pro', input: { messages: [MESSAGE] } },
+    name: 'a model alias in another case',
+    body: { model: 'WAN2.7-IMAGE-PRO', input: { messages: [MESSAGE] } },
     path: 'model',
-    problem: /must be one of/,
+    problem:
+      /or an alias of one \(wan2\.7-image-pro, qwen-image-2\.0-pro\), got "WAN2\.7-IMAGE-PRO"$/,
   },
 ];
 
@@ -343,6 +344,16 @@ const accepted: AcceptedCase[] = [
       mode: 'text-to-image',
       parameters: MODEL_B_DEFAULTS,
     },
+  },
+  {
+    name: 'model A by its upstream name, an alias, as its model id',
+    body: { ...modelABody(), model: 'wan2.7-image-pro' },
+    expect: { model: MODEL_A, parameters: MODEL_A_DEFAULTS },
+  },
+  {
+    name: 'model B by its upstream name, an alias, as its model id',
+    body: { ...modelBBody(), model: 'qwen-image-2.0-pro' },
+    expect: { model: MODEL_B, parameters: MODEL_B_DEFAULTS },
   },
   {
     name: 'model A: parameters null as absent',

@@ -13,7 +13,7 @@ import {
   ASYNC_PATH,
   cancelPath,
   classifyDashScopeError,
-  dashScopeBody,
+  dashScopeBodyBytes,
   errorOf,
   readDashScopeOutput,
   readTaskId,
@@ -147,12 +147,11 @@ export class DashScopeAdapter implements ChannelAdapter {
     call: AttemptCall,
     extraHeaders: Record<string, string>,
   ): Promise<HttpOutcome> {
-    const body = dashScopeBody(call.job, call.upstreamModel);
     return this.http.send({
       method: 'POST',
       url: `${this.config.baseUrl}${path}`,
       headers: this.headers({ 'content-type': 'application/json', ...extraHeaders }),
-      body: Buffer.from(JSON.stringify(body)),
+      body: dashScopeBodyBytes(call.job, call.upstreamModel),
       signal: call.signal,
       maxResponseBytes: MAX_ANSWER_BYTES,
     });

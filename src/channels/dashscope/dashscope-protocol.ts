@@ -19,17 +19,18 @@ import {
   stringAt,
   tokensAt,
 } from '../json-fields.js';
+import { type StreamedBody, streamedJson, VerbatimJsonString } from '../streamed-json.js';
 
 export const SYNC_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
 export const ASYNC_PATH = '/api/v1/services/aigc/image-generation/generation';
 export const taskPath = (taskId: string) => `/api/v1/tasks/${encodeURIComponent(taskId)}`;
 export const cancelPath = (taskId: string) => `${taskPath(taskId)}/cancel`;
 
-type ContentItem = { text: string } | { image: string };
+type ContentItem<DataImage> = { text: string } | { image: string | DataImage };
 
-export interface DashScopeBody {
+export interface DashScopeBody<DataImage = string> {
   model: string;
-  input: { messages: [{ role: 'user'; content: ContentItem[] }] };
+  input: { messages: [{ role: 'user'; content: ContentItem<DataImage>[] }] };
   parameters: JsonObject;
 }
 
@@ -38,17 +39,51 @@ export interface DashScopeBody {
  * prompt is the truncated one, defaults are explicit, and the seed is the one the gateway decided,
  * so what runs upstream is exactly what was validated. URL images are forwarded as URLs (the
  * upstream fetches them); data images keep the caller's base64 under the MIME type sniffed from
- * the bytes.
+ * the bytes; files (an OpenAI multipart `upload`, a DashScope `oss://` upload) live with us, which
+ * the upstream cannot read, so their bytes go along as data URLs.
  */
 export function dashScopeBody(job: EngineJob, upstreamModel: string): DashScopeBody {
-  const request = job.request;
-  const images: ContentItem[] = request.images.map((image, index) =>
-    image.source.kind === 'url'
-      ? { image: image.source.url }
-      : {
-          image: `data:${mimeOf(job.inputs[index], image.source.declaredMime)};base64,${image.source.base64}`,
-        },
+  return bodyOf(job, upstreamModel, (mime, base64) => `data:${mime};base64,${base64}`);
+}
+
+/**
+ * The bytes of JSON.stringify(dashScopeBody(job, upstreamModel)), made a chunk at a time: the
+ * data URLs of checked images (up to nine of 27 MB) are never copied whole. Their base64 passed
+ * the inputs stage's strict check, so it needs no JSON escaping.
+ */
+export function dashScopeBodyBytes(job: EngineJob, upstreamModel: string): StreamedBody {
+  return streamedJson(
+    bodyOf(job, upstreamModel, (mime, base64, checked) =>
+      checked
+        ? new VerbatimJsonString([`data:${mime};base64,`, base64])
+        : `data:${mime};base64,${base64}`,
+    ),
   );
+}
+
+/** `checked`: the inputs stage loaded the image, so its base64 is strictly checked. */
+type DataUrlOf<DataImage> = (mime: string, base64: string, checked: boolean) => DataImage;
+
+function bodyOf<DataImage>(
+  job: EngineJob,
+  upstreamModel: string,
+  dataUrl: DataUrlOf<DataImage>,
+): DashScopeBody<DataImage> {
+  const request = job.request;
+  const images: ContentItem<DataImage>[] = request.images.map((image, index) => {
+    const { source } = image;
+    if (source.kind === 'url') return { image: source.url };
+    const loaded = job.inputs[index];
+    if (source.kind === 'data')
+      return {
+        image: dataUrl(mimeOf(loaded, source.declaredMime), source.base64, loaded !== undefined),
+      };
+    // A file (uploaded with the request, or earlier through the upload protocol) lives with us,
+    // which the upstream cannot read: its bytes go along, encoded here.
+    if (loaded === undefined)
+      throw new Error(`${image.path}: an uploaded file reached a channel without its bytes`);
+    return { image: dataUrl(`image/${loaded.format}`, loaded.bytes().toString('base64'), true) };
+  });
   return {
     model: upstreamModel,
     input: { messages: [{ role: 'user', content: [...images, { text: request.prompt.text }] }] },

@@ -87,7 +87,7 @@ export function editsParts(job: EngineJob, options: OpenAiRequestOptions): Multi
     name: fieldName,
     filename: `image-${index + 1}.${input.format === 'jpeg' ? 'jpg' : input.format}`,
     contentType: MIME[input.format],
-    data: input.bytes,
+    data: input.bytes(),
   }));
   return [...fields, ...files];
 }

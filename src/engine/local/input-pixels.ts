@@ -1,11 +1,14 @@
 import sharp, { type Sharp } from 'sharp';
 import type { BoundingBox, PixelSize } from '../../domain/generation-request.js';
-import type { LoadedImage } from '../../domain/loaded-image.js';
+import type { ImageFacts } from '../../domain/loaded-image.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { decodeBmp } from './bmp-decoder.js';
 import type { Rgb } from './colour.js';
 import { mapBoxToOutput } from './pixel-box.js';
 import type { RgbCanvas } from './rgb-canvas.js';
+
+/** An input image with its bytes at hand, as a worker thread reads it. */
+export type InputWithBytes = ImageFacts & { bytes: Buffer };
 
 /** An input image's pixels, ready to open as sharp pipelines, and the size they start at. */
 interface PixelSource {
@@ -20,7 +23,7 @@ interface PixelSource {
  * size rules use the stored orientation, so the pixels must too. Alpha (possible in WEBP) is
  * flattened onto white.
  */
-function pixelSource(image: LoadedImage, shrink: number): PixelSource {
+function pixelSource(image: InputWithBytes, shrink: number): PixelSource {
   if (image.format !== 'bmp') {
     return { size: image, open: () => sharp(image.bytes).flatten({ background: '#ffffff' }) };
   }
@@ -46,7 +49,7 @@ async function rawRgb(pipeline: Sharp): Promise<RgbCanvas> {
 }
 
 /** Decode failures are the caller's image, not our bug: InvalidImage naming the item. */
-async function decoded<T>(image: LoadedImage, work: () => Promise<T>): Promise<T> {
+async function decoded<T>(image: InputWithBytes, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -56,7 +59,7 @@ async function decoded<T>(image: LoadedImage, work: () => Promise<T>): Promise<T
 }
 
 /** The image stretched to exactly `size` (each axis on its own, so boxes map by plain scaling). */
-export function resizedInput(image: LoadedImage, size: PixelSize): Promise<RgbCanvas> {
+export function resizedInput(image: InputWithBytes, size: PixelSize): Promise<RgbCanvas> {
   return decoded(image, () =>
     rawRgb(
       pixelSource(image, wholeShrink(image, size))
@@ -72,7 +75,10 @@ const SAMPLE_SIDE = 4;
  * The most vivid colour of a reference image (one of the inputs before the last), or of its
  * boxes when it has any: the images a caller adds for reference lend the output their colours.
  */
-export function referenceColour(image: LoadedImage, boxes: readonly BoundingBox[]): Promise<Rgb> {
+export function referenceColour(
+  image: InputWithBytes,
+  boxes: readonly BoundingBox[],
+): Promise<Rgb> {
   return decoded(image, async () => {
     const sample = { width: SAMPLE_SIDE, height: SAMPLE_SIDE };
     const shrink = Math.min(

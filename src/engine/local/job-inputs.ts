@@ -1,7 +1,6 @@
 import type { BoundingBox, PixelSize } from '../../domain/generation-request.js';
-import type { LoadedImage } from '../../domain/loaded-image.js';
 import type { Rgb } from './colour.js';
-import { referenceColour, resizedInput } from './input-pixels.js';
+import { type InputWithBytes, referenceColour, resizedInput } from './input-pixels.js';
 import { boxMask, mapBoxToOutput } from './pixel-box.js';
 import type { BaseImage } from './render-image.js';
 
@@ -14,7 +13,7 @@ export interface PreparedInputs {
 
 /** Decodes what the job's input images contribute, all images concurrently. */
 export async function prepareInputs(
-  inputs: readonly LoadedImage[],
+  inputs: readonly InputWithBytes[],
   output: PixelSize,
   boxesOfInput: readonly (readonly BoundingBox[])[],
 ): Promise<PreparedInputs> {

@@ -89,7 +89,13 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
         : await this.pool.prepareInputs(
             {
               kind: 'prepareInputs',
-              inputs: job.inputs.map((image) => ({ ...image, bytes: sharedCopy(image.bytes) })),
+              inputs: job.inputs.map(({ path, format, width, height, bytes }) => ({
+                path,
+                format,
+                width,
+                height,
+                bytes: sharedCopy(bytes()),
+              })),
               output: job.output,
               boxesOfInput: plan.boxesOfInput,
             },
@@ -112,7 +118,9 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
         watermark: plan.watermark,
       };
       const bytes = await this.pool.renderPng({ kind: 'renderPng', recipe }, signal);
-      images.push({ kind: 'png', bytes });
+      const image: PngImage = { kind: 'png', bytes };
+      images.push(image);
+      job.onImage?.(image, index);
     }
     return { images, width, height };
   }

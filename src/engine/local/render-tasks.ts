@@ -1,5 +1,5 @@
 import type { BoundingBox, PixelSize } from '../../domain/generation-request.js';
-import type { LoadedImage } from '../../domain/loaded-image.js';
+import type { ImageFacts } from '../../domain/loaded-image.js';
 import type { PreparedInputs } from './job-inputs.js';
 import type { PngRecipe } from './render-png.js';
 
@@ -9,7 +9,7 @@ import type { PngRecipe } from './render-png.js';
  */
 
 /** An input image whose bytes are in shared memory; they arrive as a Uint8Array, not a Buffer. */
-export type SharedLoadedImage = Omit<LoadedImage, 'bytes'> & { bytes: Uint8Array };
+export type SharedLoadedImage = ImageFacts & { bytes: Uint8Array };
 
 export interface PrepareInputsTask {
   kind: 'prepareInputs';

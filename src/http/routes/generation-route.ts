@@ -1,59 +1,93 @@
 import type { FastifyInstance } from 'fastify';
-import { generationPaths } from '../../domain/api-paths.js';
-import { maxImagesOf } from '../../domain/generation-request.js';
-import { CallerGone } from '../../errors/caller-gone.js';
+import { allGenerationPaths } from '../../domain/api-paths.js';
+import type { ModelAliases } from '../../domain/model-aliases.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { GenerationService } from '../../generation/generation-service.js';
 import { shapeResponse } from '../../generation/response-shape.js';
+import type { TaskService } from '../../tasks/task-service.js';
+import {
+  imageEventOf,
+  settledEventsOf,
+  streamsIncrementally,
+} from '../../generation/stream-events.js';
 import { validateRequest } from '../../validate/validate-request.js';
-import { principalOf } from '../authentication-hook.js';
+import { wantsTask } from '../async-header.js';
+import { EventStreamReply, wantsEventStream } from '../event-stream-reply.js';
 import { accountOf } from '../ledger-hooks.js';
+import { runGeneration } from '../run-generation.js';
+import { submitTask } from './task-submission.js';
+import { resolvesUploads } from '../upload-headers.js';
 
 export interface GenerationRouteOptions {
   routePrefix: string;
   maxBodyBytes: number;
   generation: GenerationService;
+  modelAliases: ModelAliases;
+  /** Asynchronous tasks; without it `X-DashScope-Async` is not looked at. */
+  tasks?: TaskService | undefined;
+  /** How long a started event stream may stay silent before a keep-alive comment. */
+  keepAliveMs: number;
 }
 
 const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
-/** The DashScope synchronous endpoint; `scope` is an accounted scope (authenticated, billed). */
+/**
+ * The DashScope generation endpoints, synchronous, or a task submission with
+ * `X-DashScope-Async: enable`; `scope` is an accounted scope (authenticated, billed).
+ */
 export function registerGenerationRoute(
   scope: FastifyInstance,
   options: GenerationRouteOptions,
 ): void {
-  for (const url of generationPaths(options.routePrefix)) {
+  const tasks = options.tasks;
+  for (const url of allGenerationPaths(options.routePrefix)) {
     scope.route({
       method: 'POST',
       url,
       bodyLimit: options.maxBodyBytes,
       handler: async (request, reply) => {
-        const account = accountOf(request);
-        const generationRequest = validateRequest(request.body);
-        if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
-        const replay = request.idempotentReplay;
-        if (replay !== undefined) {
-          account.replayOf(generationRequest, maxImagesOf(generationRequest), replay.result);
-          return shapeResponse(generationRequest, replay.result, replay.requestId);
+        const generationRequest = validateRequest(request.body, options.modelAliases);
+        if (tasks !== undefined && wantsTask(request.headers)) {
+          if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
+          return submitTask(tasks, request, generationRequest);
         }
-        const abort = new AbortController();
-        // The response's close, not the request's: the request closes as soon as its body is read.
-        const onClose = () => {
-          if (!reply.raw.writableFinished) abort.abort(new CallerGone());
-        };
-        reply.raw.once('close', onClose);
+        const stream = wantsEventStream(request.headers, generationRequest)
+          ? new EventStreamReply(reply, accountOf(request), options.keepAliveMs)
+          : undefined;
+        const incremental = stream !== undefined && streamsIncrementally(generationRequest);
+        let streamed = 0;
         try {
-          const result = await account.track(
-            options.generation.generate(generationRequest, {
-              requestId: request.id,
-              principal: principalOf(request),
-              signal: abort.signal,
-              account,
-            }),
+          const { result, requestId } = await runGeneration(
+            request,
+            reply,
+            options.generation,
+            generationRequest,
+            {
+              resolveUploads: resolvesUploads(request.headers),
+              // Each image is billed before it is handed here: never an unbilled one streamed.
+              ...(incremental
+                ? {
+                    onDelivered: (url: string) => {
+                      streamed++;
+                      stream.send(imageEventOf(url, request.id));
+                    },
+                  }
+                : {}),
+            },
           );
-          return shapeResponse(generationRequest, result, request.id);
+          // A replay (Idempotency-Key) streams the first result's images now, all billed.
+          if (incremental)
+            for (const url of result.imageUrls.slice(streamed))
+              stream.send(imageEventOf(url, requestId));
+          // Otherwise settled before the first event: a streamed image is never an unbilled one.
+          if (stream !== undefined)
+            return stream.finish(settledEventsOf(generationRequest, result, requestId));
+          return shapeResponse(generationRequest, result, requestId);
+        } catch (error) {
+          if (stream?.started === true) return stream.fail(error);
+          throw error;
         } finally {
-          reply.raw.off('close', onClose);
+          stream?.stopKeepAlive();
         }
       },
     });
@@ -62,7 +96,7 @@ export function registerGenerationRoute(
 
 /** The generation paths answer 405 to every other method, without authentication. */
 export function registerGenerationMethodGuard(app: FastifyInstance, routePrefix: string): void {
-  for (const url of generationPaths(routePrefix)) {
+  for (const url of allGenerationPaths(routePrefix)) {
     app.route({
       method: [...OTHER_METHODS],
       url,

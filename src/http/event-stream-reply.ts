@@ -1,0 +1,100 @@
+import { PassThrough } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { GenerationRequest } from '../domain/generation-request.js';
+import { CallerGone } from '../errors/caller-gone.js';
+import type { StreamEventData } from '../generation/stream-events.js';
+import type { RequestAccount } from '../ledger/request-account.js';
+import { gatewayErrorOf } from './error-reply.js';
+import { errorEvent, EVENT_STREAM_TYPE, KEEP_ALIVE_COMMENT, resultEvent } from './sse-framing.js';
+
+/** Proxies commonly cut a connection idle for 30-60 s; a comment twice as often keeps it open. */
+export const KEEP_ALIVE_MS = 15_000;
+
+/** Whether the caller asked for Server-Sent Events: by header, as the SDK does, or by parameter. */
+export function wantsEventStream(
+  headers: IncomingHttpHeaders,
+  request: GenerationRequest,
+): boolean {
+  if (request.answer.stream) return true;
+  if (headers['x-dashscope-sse']?.toString().trim().toLowerCase() === 'enable') return true;
+  return headers.accept?.includes('text/event-stream') === true;
+}
+
+/**
+ * A generation answered as an event stream. The stream starts (status 200, headers sent) at its
+ * first write: the first keep-alive comment, an incremental stream's first image, or the events
+ * once the result is settled. Until then
+ * a failure is still answered as the JSON error it would be without streaming; after, it is an
+ * error event that ends the stream.
+ */
+export class EventStreamReply {
+  private body: PassThrough | undefined;
+  private readonly keepAlive: NodeJS.Timeout;
+  private nextId = 1;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly account: RequestAccount,
+    keepAliveMs: number,
+  ) {
+    this.keepAlive = setInterval(() => this.write(KEEP_ALIVE_COMMENT), keepAliveMs);
+  }
+
+  get started(): boolean {
+    return this.body !== undefined;
+  }
+
+  /** Sends one result event at once and keeps the stream open (an incremental stream's image). */
+  send(event: StreamEventData): void {
+    this.write(resultEvent(this.nextId++, event));
+  }
+
+  /** Sends the last result events and ends the stream. */
+  finish(events: readonly StreamEventData[]): FastifyReply {
+    this.write(events.map((data) => resultEvent(this.nextId++, data)).join(''));
+    return this.end();
+  }
+
+  /**
+   * Ends a started stream after a failure: with an error event, unless the caller is gone (then
+   * there is nobody to tell, and the ledger row says 499). The row records the real outcome.
+   */
+  fail(error: unknown): FastifyReply {
+    const callerGone = error instanceof CallerGone || this.reply.raw.destroyed;
+    if (!callerGone) {
+      const known = gatewayErrorOf(error, this.reply.request);
+      this.account.failedMidAnswer(known);
+      this.write(errorEvent(this.nextId++, known, this.reply.request.id));
+    }
+    return this.end();
+  }
+
+  /** Stops the keep-alive; always called once the generation is over, however it ended. */
+  stopKeepAlive(): void {
+    clearInterval(this.keepAlive);
+  }
+
+  private write(chunk: string): void {
+    const body = this.body ?? this.start();
+    if (!body.destroyed) body.write(chunk);
+  }
+
+  private end(): FastifyReply {
+    this.stopKeepAlive();
+    this.body?.end();
+    return this.reply;
+  }
+
+  private start(): PassThrough {
+    const body = new PassThrough();
+    this.body = body;
+    void this.reply
+      .code(200)
+      .type(EVENT_STREAM_TYPE)
+      .header('cache-control', 'no-cache')
+      .header('x-accel-buffering', 'no')
+      .send(body);
+    return body;
+  }
+}

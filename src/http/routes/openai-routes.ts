@@ -1,0 +1,197 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ModelAccess } from '../../admission/admission.js';
+import { openAiRoots } from '../../domain/api-paths.js';
+import { OPENAI_FRONT_DOOR } from '../../domain/front-door.js';
+import type { ModelAliases } from '../../domain/model-aliases.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { GenerationService } from '../../generation/generation-service.js';
+import { DEFAULT_MAX_IMAGE_BYTES } from '../../inputs/image-limits.js';
+import { readEditForm } from '../../openai/edit-form.js';
+import { b64ImagesResponse, urlImagesResponse } from '../../openai/images-response.js';
+import { modelEntry, modelIdsFor, modelList } from '../../openai/models-list.js';
+import { readMultipartForm } from '../../openai/multipart-reader.js';
+import { openAiErrorBody, openAiErrorHeaders } from '../../openai/openai-error.js';
+import {
+  type OpenAiImageRequest,
+  readOpenAiImageRequest,
+} from '../../openai/openai-image-request.js';
+import { fieldError, inOpenAiTerms } from '../../openai/openai-terms.js';
+import { UploadedForm } from '../../openai/uploaded-form.js';
+import type { StoredImages } from '../../storage/stored-images.js';
+import { MODEL_A_MAX_IMAGES } from '../../validate/model-a-rules.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { authenticateRequests, principalOf } from '../authentication-hook.js';
+import { type ErrorShape, gatewayErrorOf, sendError } from '../error-reply.js';
+import { accountOf } from '../ledger-hooks.js';
+import { runGeneration } from '../run-generation.js';
+
+/** docs/openai.md: OpenAI's error body, and `x-should-retry` where a retry cannot help. */
+export const OPENAI_ERROR_SHAPE: ErrorShape = {
+  body: openAiErrorBody,
+  headers: openAiErrorHeaders,
+};
+
+/** Text fields of an edit: prompt, options and extras, never near this many or this long. */
+const MAX_FORM_FIELDS = 32;
+const MAX_FORM_FIELD_BYTES = 1024 * 1024;
+
+export interface OpenAiImageRouteOptions {
+  routePrefix: string;
+  maxBodyBytes: number;
+  generation: GenerationService;
+  /** Where base64 answers read the images from. */
+  storedImages: StoredImages;
+  now: () => number;
+  modelAliases: ModelAliases;
+}
+
+/**
+ * `POST /v1/images/generations` (JSON) and `POST /v1/images/edits` (multipart), under the route
+ * prefix and bare; `scope` is an accounted scope whose errors take OpenAI's shape. Requests are
+ * translated into the shared GenerationRequest and answered in OpenAI's shape (docs/openai.md).
+ */
+export function registerOpenAiImageRoutes(
+  scope: FastifyInstance,
+  options: OpenAiImageRouteOptions,
+): void {
+  const answer = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    { request: generationRequest, responseFormat }: OpenAiImageRequest,
+  ) => {
+    const storeImages = responseFormat === 'b64_json';
+    const { result } = await runGeneration(request, reply, options.generation, generationRequest, {
+      storeImages,
+    }).catch((error: unknown) => {
+      // Input images carry their OpenAI names already; bounding boxes still say parameters.
+      throw inOpenAiTerms(error, []);
+    });
+    const created = Math.floor(options.now() / 1000);
+    if (!storeImages) return urlImagesResponse(generationRequest, result, created);
+    const body = await b64ImagesResponse(generationRequest, result, created, options.storedImages);
+    return reply.type('application/json; charset=utf-8').send(body);
+  };
+
+  scope.addHook('onRequest', (request, _reply, done) => {
+    if (request.account !== undefined) request.account.frontDoor = OPENAI_FRONT_DOOR;
+    done();
+  });
+  for (const root of openAiRoots(options.routePrefix)) {
+    scope.post(
+      `${root}/images/generations`,
+      { bodyLimit: options.maxBodyBytes },
+      (request, reply) =>
+        answer(
+          request,
+          reply,
+          readOpenAiImageRequest(request.body, 'generations', options.modelAliases),
+        ),
+    );
+  }
+
+  void scope.register(async (edits) => {
+    edits.removeAllContentTypeParsers();
+    edits.addContentTypeParser(
+      'multipart/form-data',
+      async (request: FastifyRequest, payload: IncomingMessage) => {
+        const declared = Number(request.headers['content-length']);
+        if (Number.isFinite(declared) && declared > options.maxBodyBytes)
+          throw new GatewayError(
+            'RequestTooLarge',
+            'request body is larger than the configured limit',
+          );
+        return readMultipartForm(
+          payload,
+          request.headers,
+          {
+            maxFileBytes: DEFAULT_MAX_IMAGE_BYTES,
+            maxFiles: MODEL_A_MAX_IMAGES,
+            maxFieldBytes: MAX_FORM_FIELD_BYTES,
+            maxFields: MAX_FORM_FIELDS,
+          },
+          request.headers['idempotency-key'] !== undefined,
+        );
+      },
+    );
+    edits.addContentTypeParser('*', async () => {
+      throw fieldError('body', 'Content-Type must be multipart/form-data');
+    });
+    for (const root of openAiRoots(options.routePrefix)) {
+      edits.post(`${root}/images/edits`, (request, reply) => {
+        const form = request.body;
+        if (!(form instanceof UploadedForm))
+          throw new GatewayError(
+            'InvalidParameter',
+            'body: Content-Type must be multipart/form-data',
+          );
+        accountOf(request).describeModelOf({ model: form.valueOf('model') });
+        const { body, uploads } = readEditForm(form);
+        return answer(
+          request,
+          reply,
+          readOpenAiImageRequest(body, 'edits', options.modelAliases, uploads),
+        );
+      });
+    }
+  });
+}
+
+export interface OpenAiModelRouteOptions {
+  routePrefix: string;
+  authenticator: Authenticator;
+  /** Which models each token may use; without it, every model is listed to everyone. */
+  modelAccess?: ModelAccess | undefined;
+  modelAliases: ModelAliases;
+}
+
+/** `GET /v1/models` and `GET /v1/models/{id}`: the models the caller's token may use. */
+export function registerOpenAiModelRoutes(
+  app: FastifyInstance,
+  options: OpenAiModelRouteOptions,
+): void {
+  void app.register(async (scope) => {
+    authenticateRequests(scope, options.authenticator);
+    scope.setErrorHandler((error, request, reply) =>
+      sendError(reply, gatewayErrorOf(error, request), OPENAI_ERROR_SHAPE),
+    );
+    const idsFor = async (request: FastifyRequest) =>
+      modelIdsFor(
+        await options.modelAccess?.allowedModels(principalOf(request)),
+        options.modelAliases,
+      );
+    for (const root of openAiRoots(options.routePrefix)) {
+      scope.get(`${root}/models`, async (request) => modelList(await idsFor(request)));
+      scope.get<{ Params: { id: string } }>(`${root}/models/:id`, async (request) => {
+        const { id } = request.params;
+        if (!(await idsFor(request)).includes(id))
+          throw new GatewayError(
+            'NotFound',
+            `model ${JSON.stringify(id.slice(0, 100))} does not exist or this token may not use it`,
+          );
+        return modelEntry(id);
+      });
+    }
+  });
+}
+
+/** Any other path under /v1 is a 404 in OpenAI's shape, which the SDKs turn into NotFoundError. */
+export function registerOpenAiNotFound(app: FastifyInstance, routePrefix: string): void {
+  for (const root of openAiRoots(routePrefix)) {
+    void app.register(
+      async (scope) => {
+        scope.setNotFoundHandler((request, reply) =>
+          sendError(
+            reply,
+            new GatewayError(
+              'NotFound',
+              `no route for ${request.method} ${request.url.split('?')[0]}`,
+            ),
+            OPENAI_ERROR_SHAPE,
+          ),
+        );
+      },
+      { prefix: root },
+    );
+  }
+}

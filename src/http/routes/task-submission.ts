@@ -1,0 +1,56 @@
+import type { FastifyRequest } from 'fastify';
+import { DASHSCOPE_TASK_FRONT_DOOR } from '../../domain/front-door.js';
+import { type GenerationRequest, maxImagesOf } from '../../domain/generation-request.js';
+import { invalidParameter } from '../../errors/gateway-error.js';
+import type { TaskService } from '../../tasks/task-service.js';
+import { principalOf } from '../authentication-hook.js';
+import { accountOf } from '../ledger-hooks.js';
+
+/** The answer to a task submission (docs/api.md §11.1). */
+export interface TaskReceipt {
+  output: { task_id: string; task_status: 'PENDING' };
+  request_id: string;
+}
+
+/**
+ * A validated generation request sent with `X-DashScope-Async: enable`: admitted as a synchronous
+ * request is, stored as a PENDING task, answered at once with its id. A repeat under the same
+ * Idempotency-Key gets the same task's id.
+ */
+export async function submitTask(
+  tasks: TaskService,
+  request: FastifyRequest,
+  generationRequest: GenerationRequest,
+): Promise<TaskReceipt> {
+  const account = accountOf(request);
+  account.frontDoor = DASHSCOPE_TASK_FRONT_DOOR;
+  const replay = request.idempotentReplay;
+  if (replay !== undefined) {
+    const taskId = taskIdOf(replay.result);
+    if (taskId === undefined)
+      throw invalidParameter('Idempotency-Key', 'was used for a synchronous request');
+    account.describe(generationRequest, maxImagesOf(generationRequest));
+    account.replayed = true;
+    return receipt(taskId, request.id);
+  }
+  const taskId = await tasks.submit({
+    body: request.body,
+    request: generationRequest,
+    requestId: request.id,
+    principal: principalOf(request),
+    account,
+  });
+  return receipt(taskId, request.id);
+}
+
+function receipt(taskId: string, requestId: string): TaskReceipt {
+  return { output: { task_id: taskId, task_status: 'PENDING' }, request_id: requestId };
+}
+
+/** The task id a submission published under its Idempotency-Key. */
+function taskIdOf(published: unknown): string | undefined {
+  if (typeof published !== 'object' || published === null || !('task_id' in published))
+    return undefined;
+  const { task_id: taskId } = published;
+  return typeof taskId === 'string' ? taskId : undefined;
+}

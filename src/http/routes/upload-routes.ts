@@ -1,0 +1,169 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { uploadPaths } from '../../domain/api-paths.js';
+import { type ModelAliases, resolveModel } from '../../domain/model-aliases.js';
+import { MODEL_IDS } from '../../domain/models.js';
+import { GatewayError, invalidParameter } from '../../errors/gateway-error.js';
+import { checkImage } from '../../inputs/check-image.js';
+import { bytesInMemory } from '../../inputs/image-bytes.js';
+import {
+  MAX_UPLOAD_BYTES,
+  MAX_UPLOAD_MB,
+  UPLOAD_ACCESS_KEY_ID,
+  type UploadKey,
+  type UploadPolicySigner,
+} from '../../storage/upload-policy.js';
+import type { UploadStore } from '../../storage/upload-store.js';
+import { principalOf } from '../authentication-hook.js';
+import { maxFormBytes, readUploadForm } from '../upload-form.js';
+
+export interface UploadRouteOptions {
+  routePrefix: string;
+  authenticator: Authenticator;
+  policies: UploadPolicySigner;
+  store: UploadStore;
+  /** IMAGEGATE_PUBLIC_BASE_URL when set; otherwise `upload_host` follows the request's Host. */
+  publicBaseUrl: string | undefined;
+  /** The SDK asks for a certificate with the model name it was given, an alias as often as not. */
+  modelAliases: ModelAliases;
+}
+
+const FORM_LIMITS = { maxFileBytes: MAX_UPLOAD_BYTES };
+
+function queryText(query: unknown, name: string): string | undefined {
+  if (typeof query !== 'object' || query === null || !(name in query)) return undefined;
+  const value: unknown = Reflect.get(query, name);
+  return typeof value === 'string' ? value : undefined;
+}
+
+function requiredField(fields: ReadonlyMap<string, string>, name: string): string {
+  const value = fields.get(name);
+  if (value === undefined || value === '') throw invalidParameter(name, 'is required');
+  return value;
+}
+
+/** The OSS form checks of docs/api.md §12.2, run before any byte of the file is kept. */
+function checkForm(fields: ReadonlyMap<string, string>, policies: UploadPolicySigner): UploadKey {
+  if (requiredField(fields, 'OSSAccessKeyId') !== UPLOAD_ACCESS_KEY_ID)
+    throw new GatewayError(
+      'InvalidApiKey',
+      `OSSAccessKeyId: must be the certificate's oss_access_key_id, "${UPLOAD_ACCESS_KEY_ID}"`,
+    );
+  const policy = requiredField(fields, 'policy');
+  const signature = requiredField(fields, 'Signature');
+  const key = requiredField(fields, 'key');
+  const checked = policies.checkPolicy(policy, signature);
+  if (!checked.ok)
+    throw new GatewayError(
+      'InvalidApiKey',
+      `${checked.reason === 'malformed' ? 'policy' : 'Signature'}: ${checked.message}`,
+    );
+  if (!key.startsWith(`${checked.uploadDir}/`))
+    throw invalidParameter(
+      'key',
+      `must start with the certificate's upload_dir, "${checked.uploadDir}/"`,
+    );
+  const upload = policies.readKey(key);
+  if (!upload.ok) throw invalidParameter('key', upload.problem);
+  return upload.upload;
+}
+
+/**
+ * `GET {prefix}/api/v1/uploads?action=getPolicy&model=M` hands a token an upload certificate, and
+ * `POST` on the same path takes the OSS PostObject form the DashScope SDK sends with it. The
+ * certificate costs nothing, so it is not accounted (no ledger row, no rate limit); the POST
+ * carries no token: its signed policy is the credential.
+ */
+export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteOptions): void {
+  const { policies, store } = options;
+
+  const uploadHostOf = (request: FastifyRequest, path: string): string => {
+    const base = options.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+    return `${base.replace(/\/+$/, '')}${path}`;
+  };
+
+  void app.register(async (scope) => {
+    // The form is read by the handler as a stream; other bodies are refused there, in our shape.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => {
+      done(null, payload);
+    });
+    scope.decorateRequest('principal', undefined);
+
+    for (const path of uploadPaths(options.routePrefix)) {
+      scope.get(
+        path,
+        {
+          onRequest: async (request) => {
+            request.principal = await options.authenticator.verifyAuthorization(
+              request.headers.authorization,
+            );
+          },
+        },
+        async (request) => {
+          const action = queryText(request.query, 'action');
+          if (action !== 'getPolicy')
+            throw invalidParameter(
+              'action',
+              `must be getPolicy, got ${JSON.stringify(action ?? null)}`,
+            );
+          const model = queryText(request.query, 'model');
+          if (resolveModel(model, options.modelAliases) === undefined)
+            throw invalidParameter(
+              'model',
+              `must be one of ${MODEL_IDS.join(', ')} or an alias of one, got ${JSON.stringify(model ?? null)}`,
+            );
+          const owner = principalOf(request).tokenId;
+          if (owner === undefined)
+            throw new GatewayError(
+              'InvalidApiKey',
+              'uploads are bound to a token id, and this token has none (an external token needs a jti claim)',
+            );
+          const certificate = policies.issue(owner);
+          return {
+            data: {
+              policy: certificate.policy,
+              signature: certificate.signature,
+              upload_dir: certificate.uploadDir,
+              upload_host: uploadHostOf(request, path),
+              expire_in_seconds: certificate.expiresInSeconds,
+              max_file_size_mb: MAX_UPLOAD_MB,
+              capacity_limit_mb: MAX_UPLOAD_MB,
+              oss_access_key_id: UPLOAD_ACCESS_KEY_ID,
+              x_oss_object_acl: 'private',
+              x_oss_forbid_overwrite: 'true',
+            },
+            request_id: request.id,
+          };
+        },
+      );
+
+      scope.post(path, async (request, reply) => {
+        const contentType = request.headers['content-type'] ?? '';
+        if (!/^multipart\/form-data\s*;/i.test(contentType) || !(request.body instanceof Readable))
+          throw new GatewayError(
+            'UnsupportedMediaType',
+            'Content-Type must be multipart/form-data, the OSS PostObject form',
+          );
+        const declared = Number(request.headers['content-length']);
+        if (Number.isSafeInteger(declared) && declared > maxFormBytes(FORM_LIMITS))
+          throw new GatewayError(
+            'RequestTooLarge',
+            `file: is larger than ${MAX_UPLOAD_MB} MB (${MAX_UPLOAD_BYTES} bytes)`,
+          );
+        const form = await readUploadForm(request.body, contentType, FORM_LIMITS, (fields) =>
+          checkForm(fields, policies),
+        );
+        checkImage(bytesInMemory(form.file), 'file', MAX_UPLOAD_BYTES);
+        const saved = await store.save(form.checked, form.file);
+        if (saved.kind === 'exists')
+          throw invalidParameter(
+            'key',
+            'a file was already uploaded under this key, and uploads are never overwritten (x-oss-forbid-overwrite)',
+          );
+        return reply.code(200).send();
+      });
+    }
+  });
+}

@@ -1,0 +1,64 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
+import { CallerGone } from '../errors/caller-gone.js';
+import type { GenerationResult, GenerationService } from '../generation/generation-service.js';
+import { principalOf } from './authentication-hook.js';
+import { accountOf } from './ledger-hooks.js';
+
+export interface RunOptions {
+  /** The answer reads the images back from storage (base64), so all of them must be stored. */
+  storeImages?: boolean;
+  /** `X-DashScope-OssResourceResolve: enable` was sent: `oss://` inputs name uploads. */
+  resolveUploads?: boolean;
+  /** An incremental stream: each image, once stored and billed, before the request settles. */
+  onDelivered?: (url: string, index: number) => void;
+}
+
+/** A generation's result and the id of the request that produced it (an earlier one when replayed). */
+export interface RunResult {
+  result: GenerationResult;
+  requestId: string;
+}
+
+/**
+ * Runs a validated request on a route of an accounted scope, whatever its protocol: a repeat of
+ * a billed request (Idempotency-Key) gets the first result; otherwise the pipeline runs, and
+ * stops when the caller goes away.
+ */
+export async function runGeneration(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  generation: GenerationService,
+  generationRequest: GenerationRequest,
+  options: RunOptions = {},
+): Promise<RunResult> {
+  const account = accountOf(request);
+  if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
+  const replay = request.idempotentReplay;
+  if (replay !== undefined) {
+    account.replayOf(generationRequest, maxImagesOf(generationRequest), replay.result);
+    return replay;
+  }
+  const abort = new AbortController();
+  // The response's close, not the request's: the request closes as soon as its body is read.
+  const onClose = () => {
+    if (!reply.raw.writableFinished) abort.abort(new CallerGone());
+  };
+  reply.raw.once('close', onClose);
+  try {
+    const result = await account.track(
+      generation.generate(generationRequest, {
+        requestId: request.id,
+        principal: principalOf(request),
+        signal: abort.signal,
+        account,
+        ...(options.storeImages === true ? { storeImages: true } : {}),
+        ...(options.resolveUploads === true ? { resolveUploads: true } : {}),
+        ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
+      }),
+    );
+    return { result, requestId: request.id };
+  } finally {
+    reply.raw.off('close', onClose);
+  }
+}

@@ -1,0 +1,15 @@
+import type { Kysely, Migration } from 'kysely';
+
+/**
+ * Incremental streams bill image by image before the request settles: `images_billed` counts on
+ * the reservation what was billed so far (its `images` shrinks by as much), so the settlement
+ * and a reclaim after a crash both know it.
+ */
+export const incrementalBillingMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('quota_reservations')
+      .addColumn('images_billed', 'integer', (column) => column.notNull().defaultTo(0))
+      .execute();
+  },
+};

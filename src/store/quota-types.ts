@@ -1,0 +1,69 @@
+import type { TaskFence } from '../domain/task.js';
+import type { UsageRow } from '../domain/usage-row.js';
+
+export interface ReservationRequest {
+  id: string;
+  tokenId: string;
+  images: number;
+  /** Written to the ledger if the reservation is reclaimed, so a request lost with its node keeps a row. */
+  abandonedRow?: UsageRow;
+}
+
+/** A reservation as it is asked for: held from `now` until `expiresAt` unless renewed. */
+export interface PendingReservation {
+  request: ReservationRequest;
+  now: number;
+  expiresAt: number;
+}
+
+/** The Idempotency-Key claim a settlement must still hold, and the result it publishes. */
+export interface ClaimFence {
+  scope: string;
+  key: string;
+  owner: string;
+  requestId: string;
+  /** JSON of the generation's result, replayed to repeats of the request. */
+  result: string;
+}
+
+/** What a settlement must still hold to bill: the leases its request ran under. */
+export interface SettlementFence {
+  /** The request's quota reservation; when it is gone, it lapsed and was reclaimed. */
+  reservationId: string | undefined;
+  idempotency: ClaimFence | undefined;
+  /** False once the caller has gone; checked inside the transaction, before the bill. */
+  callerPresent: () => boolean;
+  /** An asynchronous task's: it must still be this node's to run, and ends SUCCEEDED with the bill. */
+  task?: TaskCompletion | undefined;
+  /** Images already billed one by one (`billDelivered`); the settlement bills only the rest. */
+  alreadyBilled?: number;
+}
+
+/** What billing images one by one, mid-request, must still hold: the settlement's leases. */
+export interface DeliveryFence {
+  reservationId: string | undefined;
+  /** The Idempotency-Key claim, still running and this request's own. */
+  idempotency: Pick<ClaimFence, 'scope' | 'key' | 'owner'> | undefined;
+  callerPresent: () => boolean;
+  /** The stand-in row a reclaim writes from now on: it carries the images billed so far. */
+  abandonedRow: UsageRow | undefined;
+}
+
+/** The task a settlement completes, and what it records on it. */
+export interface TaskCompletion extends TaskFence {
+  /** JSON of the generation's result, answered to the task's polls. */
+  result: string;
+  endedAt: number;
+  expiresAt: number;
+}
+
+/** `billed`: the images are billed and may be delivered; otherwise nothing is billed. */
+export type SettlementOutcome = 'billed' | 'lease-lost' | 'caller-gone';
+
+/** One request's settlement as it waits for its group's transaction. */
+export interface PendingSettlement {
+  tokenId: string | undefined;
+  fence: SettlementFence;
+  /** Builds the request's ledger row once its outcome is known, inside the transaction. */
+  rowFor: (outcome: SettlementOutcome) => UsageRow;
+}

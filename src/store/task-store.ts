@@ -1,0 +1,342 @@
+import type { Kysely, Selectable, SelectQueryBuilder, Transaction } from 'kysely';
+import type {
+  NewTask,
+  TaskEnd,
+  TaskFence,
+  TaskFilter,
+  TaskRecord,
+  TaskState,
+} from '../domain/task.js';
+import type { UsageRow } from '../domain/usage-row.js';
+import { endClaim, type HeldClaim } from './claim-fence.js';
+import type { DatabaseSchema } from './schema.js';
+import type { TasksTable } from './task-schema.js';
+import { toLedgerRow } from './usage-rows.js';
+
+/** The Idempotency-Key claim a submission runs under: the task's id is published under it. */
+export interface SubmissionClaim extends HeldClaim {
+  requestId: string;
+  /** JSON published under the key, replayed to repeats of the submission. */
+  result: string;
+}
+
+/**
+ * The state a task must still be in for an ending to take effect. `lapsedBy`: only if its
+ * runner's lease had run out by then (another node ends it).
+ */
+export type TaskExpectation =
+  { state: 'PENDING' } | { state: 'RUNNING'; runner: string; lapsedBy?: number | undefined };
+
+/** A submission whose Idempotency-Key claim was taken over meanwhile: nothing was stored. */
+export class SubmissionClaimLost extends Error {
+  constructor() {
+    super('the Idempotency-Key claim of this submission lapsed');
+  }
+}
+
+/**
+ * Durable asynchronous tasks, shared by every node on the database. Every change of state is one
+ * conditional statement (or transaction), so two nodes can never both claim, end or cancel one
+ * task.
+ */
+export interface TaskStore {
+  /** Stores a PENDING task; with a claim, publishes the task under its Idempotency-Key too. */
+  insert(task: NewTask, claim: SubmissionClaim | undefined): Promise<void>;
+  countPending(): Promise<number>;
+  find(id: string): Promise<TaskRecord | undefined>;
+  /** Newest first. */
+  list(filter: TaskFilter, offset: number, limit: number): Promise<TaskRecord[]>;
+  count(filter: TaskFilter): Promise<number>;
+  /** Takes the oldest PENDING task for `runner` (RUNNING, leased until `leaseUntil`), if any. */
+  claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
+  /** Pushes the leases of these tasks forward while `runner` still holds them. */
+  renewLeases(ids: readonly string[], runner: string, leaseUntil: number): Promise<void>;
+  /** Keeps the quota reservations of every unfinished task alive, whichever node took them. */
+  renewReservations(expiresAt: number): Promise<void>;
+  /**
+   * Ends a task that did not succeed, if it is still as expected, and writes its ledger row (its
+   * stand-in, if any, is replaced) in the same transaction. False when it was not as expected.
+   */
+  end(id: string, expected: TaskExpectation, end: TaskEnd, row: UsageRow): Promise<boolean>;
+  /** RUNNING tasks whose runner's lease has lapsed: their node died or stalled. */
+  lapsed(now: number, limit: number): Promise<TaskRecord[]>;
+  /** Deletes finished tasks past their expiry; returns how many. */
+  deleteExpired(now: number): Promise<number>;
+}
+
+const IDS_PER_STATEMENT = 500;
+const FINISHED: readonly TaskState[] = ['SUCCEEDED', 'FAILED', 'CANCELED'];
+
+type TaskQuery = SelectQueryBuilder<DatabaseSchema, 'tasks', object>;
+
+/** Everything but the claim, which each database does its own way. */
+abstract class SqlTaskStore implements TaskStore {
+  constructor(protected readonly db: Kysely<DatabaseSchema>) {}
+
+  abstract claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
+
+  async insert(task: NewTask, claim: SubmissionClaim | undefined): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('tasks')
+        .values({
+          id: task.id,
+          request_id: task.requestId,
+          ledger_row_id: task.ledgerRowId,
+          owner: task.owner,
+          token_id: task.tokenId ?? null,
+          account: task.account,
+          issuer: task.issuer,
+          model: task.model,
+          request: task.request,
+          reservation_id: task.reservationId ?? null,
+          state: 'PENDING',
+          submitted_at: task.submittedAt,
+          expires_at: task.expiresAt,
+        })
+        .execute();
+      if (claim !== undefined && !(await endClaim(trx, claim, claim)))
+        throw new SubmissionClaimLost();
+    });
+  }
+
+  async countPending(): Promise<number> {
+    const row = await this.db
+      .selectFrom('tasks')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('state', '=', 'PENDING')
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+
+  async find(id: string): Promise<TaskRecord | undefined> {
+    const row = await this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  async list(filter: TaskFilter, offset: number, limit: number): Promise<TaskRecord[]> {
+    const rows = await filtered(this.db.selectFrom('tasks'), filter)
+      .selectAll()
+      .orderBy('submitted_at', 'desc')
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  async count(filter: TaskFilter): Promise<number> {
+    const row = await filtered(this.db.selectFrom('tasks'), filter)
+      .select((eb) => eb.fn.countAll().as('count'))
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+
+  async renewLeases(ids: readonly string[], runner: string, leaseUntil: number): Promise<void> {
+    for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
+      await this.db
+        .updateTable('tasks')
+        .set({ lease_until: leaseUntil })
+        .where('id', 'in', ids.slice(start, start + IDS_PER_STATEMENT))
+        .where('state', '=', 'RUNNING')
+        .where('runner', '=', runner)
+        .execute();
+    }
+  }
+
+  async renewReservations(expiresAt: number): Promise<void> {
+    await this.db
+      .updateTable('quota_reservations')
+      .set({ expires_at: expiresAt })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('tasks')
+          .select('reservation_id')
+          .where('state', 'in', ['PENDING', 'RUNNING'])
+          .where('reservation_id', 'is not', null),
+      )
+      .execute();
+  }
+
+  async end(id: string, expected: TaskExpectation, end: TaskEnd, row: UsageRow): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      let update = trx
+        .updateTable('tasks')
+        .set({
+          state: end.state,
+          error_code: end.errorCode,
+          error_message: end.errorMessage,
+          ended_at: end.endedAt,
+          expires_at: end.expiresAt,
+          lease_until: null,
+        })
+        .where('id', '=', id)
+        .where('state', '=', expected.state);
+      if (expected.state === 'RUNNING') {
+        update = update.where('runner', '=', expected.runner);
+        if (expected.lapsedBy !== undefined)
+          update = update.where('lease_until', '<=', expected.lapsedBy);
+      }
+      const ended = await update.executeTakeFirst();
+      if (ended.numUpdatedRows === 0n) return false;
+      const values = toLedgerRow(row);
+      await trx
+        .insertInto('usage_ledger')
+        .values(values)
+        .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...values, id: undefined }))
+        .execute();
+      return true;
+    });
+  }
+
+  async lapsed(now: number, limit: number): Promise<TaskRecord[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('state', '=', 'RUNNING')
+      .where('lease_until', '<=', now)
+      .orderBy('lease_until')
+      .limit(limit)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  async deleteExpired(now: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('tasks')
+      .where('expires_at', '<=', now)
+      .where('state', 'in', FINISHED)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+/** SQLite: one conditional UPDATE is atomic, as the database has a single writer. */
+export class SqliteTaskStore extends SqlTaskStore {
+  async claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined> {
+    const row = await this.db
+      .updateTable('tasks')
+      .set({ state: 'RUNNING', runner, lease_until: leaseUntil, scheduled_at: now })
+      .where('id', '=', (eb) =>
+        eb
+          .selectFrom('tasks')
+          .select('id')
+          .where('state', '=', 'PENDING')
+          .orderBy('submitted_at')
+          .orderBy('id')
+          .limit(1),
+      )
+      .where('state', '=', 'PENDING')
+      .returningAll()
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromRow(row);
+  }
+}
+
+/**
+ * PostgreSQL: the oldest PENDING row is locked with FOR UPDATE SKIP LOCKED, so nodes claiming at
+ * once each take a different task instead of queueing on the same row.
+ */
+export class PostgresTaskStore extends SqlTaskStore {
+  async claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const next = await trx
+        .selectFrom('tasks')
+        .select('id')
+        .where('state', '=', 'PENDING')
+        .orderBy('submitted_at')
+        .orderBy('id')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (next === undefined) return undefined;
+      const row = await trx
+        .updateTable('tasks')
+        .set({ state: 'RUNNING', runner, lease_until: leaseUntil, scheduled_at: now })
+        .where('id', '=', next.id)
+        .where('state', '=', 'PENDING')
+        .returningAll()
+        .executeTakeFirst();
+      return row === undefined ? undefined : fromRow(row);
+    });
+  }
+}
+
+/** The store for the database kind the gateway runs on. */
+export function createTaskStore(
+  kind: 'sqlite' | 'postgres',
+  db: Kysely<DatabaseSchema>,
+): TaskStore {
+  return kind === 'sqlite' ? new SqliteTaskStore(db) : new PostgresTaskStore(db);
+}
+
+/**
+ * Inside a settlement's transaction: the task ends SUCCEEDED with its result, if this node still
+ * runs it. False when it does not (its lease lapsed and another node ended it): nothing is billed.
+ */
+export async function completeTask(
+  trx: Transaction<DatabaseSchema>,
+  task: TaskFence & { result: string; endedAt: number; expiresAt: number },
+): Promise<boolean> {
+  const done = await trx
+    .updateTable('tasks')
+    .set({
+      state: 'SUCCEEDED',
+      result: task.result,
+      ended_at: task.endedAt,
+      expires_at: task.expiresAt,
+      lease_until: null,
+    })
+    .where('id', '=', task.id)
+    .where('state', '=', 'RUNNING')
+    .where('runner', '=', task.runner)
+    .executeTakeFirst();
+  return done.numUpdatedRows > 0n;
+}
+
+function filtered(query: TaskQuery, filter: TaskFilter): TaskQuery {
+  let result = query;
+  if (filter.owner !== undefined) result = result.where('owner', '=', filter.owner);
+  if (filter.tokenId !== undefined) result = result.where('token_id', '=', filter.tokenId);
+  if (filter.state !== undefined) result = result.where('state', '=', filter.state);
+  if (filter.model !== undefined) result = result.where('model', '=', filter.model);
+  if (filter.submittedFrom !== undefined)
+    result = result.where('submitted_at', '>=', filter.submittedFrom);
+  if (filter.submittedUntil !== undefined)
+    result = result.where('submitted_at', '<=', filter.submittedUntil);
+  return result;
+}
+
+function fromRow(row: Selectable<TasksTable>): TaskRecord {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    ledgerRowId: row.ledger_row_id,
+    owner: row.owner,
+    tokenId: row.token_id ?? undefined,
+    account: row.account,
+    issuer: row.issuer,
+    model: row.model,
+    request: row.request,
+    reservationId: row.reservation_id ?? undefined,
+    state: row.state,
+    submittedAt: Number(row.submitted_at),
+    scheduledAt: optionalNumber(row.scheduled_at),
+    endedAt: optionalNumber(row.ended_at),
+    result: row.result ?? undefined,
+    errorCode: row.error_code ?? undefined,
+    errorMessage: row.error_message ?? undefined,
+    runner: row.runner ?? undefined,
+    leaseUntil: optionalNumber(row.lease_until),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+function optionalNumber(value: number | null): number | undefined {
+  return value === null ? undefined : Number(value);
+}

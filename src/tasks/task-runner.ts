@@ -1,0 +1,269 @@
+import { hostname } from 'node:os';
+import { taskAccount } from './task-account.js';
+import { randomUUID } from 'node:crypto';
+import type { TaskReservations } from '../admission/admission.js';
+import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { GatewayError } from '../errors/gateway-error.js';
+import type { GenerationService } from '../generation/generation-service.js';
+import type { RequestAccount } from '../ledger/request-account.js';
+import type { TaskExpectation, TaskStore } from '../store/task-store.js';
+import { Heartbeat } from '../support/heartbeat.js';
+import type { Log } from '../support/log.js';
+import { validateRequest } from '../validate/validate-request.js';
+import { runnerLost, shutDownMidTask, taskFailureOf } from './task-failure.js';
+import { principalOfTask } from './task-owner.js';
+import { TASK_RESULT_TTL_MS } from './task-service.js';
+
+export interface TaskRunnerOptions {
+  store: TaskStore;
+  generation: GenerationService;
+  admission: TaskReservations;
+  /** Tasks this node runs at once; 0 runs none (the node still recovers and renews). */
+  concurrency: number;
+  pollMs: number;
+  /** How long a claim outlives a runner that stopped renewing it. */
+  leaseMs: number;
+  /** The quota reservations' lease: unfinished tasks' reservations are renewed every third of it. */
+  reservationTtlMs: number;
+  now: () => number;
+  log: Log;
+}
+
+/** Lapsed tasks ended per pass; the rest wait for the next one. */
+const RECOVERIES_PER_PASS = 100;
+/** How often finished tasks past their expiry are deleted. */
+const SWEEP_EVERY_MS = 60_000;
+
+interface Running {
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Runs asynchronous tasks on this node: claims PENDING tasks up to its concurrency (at once when
+ * one is submitted here, else every poll), runs each through the generation pipeline under a
+ * lease it renews, ends FAILED (nothing billed) the tasks whose runner's lease lapsed, keeps the
+ * quota reservations of unfinished tasks alive, and deletes expired tasks. Every node runs one;
+ * the store's conditional updates keep any two from running or ending the same task.
+ */
+export class TaskRunner {
+  /** Names this node in the tasks it claims. */
+  readonly nodeId = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  private readonly running = new Map<string, Running>();
+  private readonly leases: Heartbeat<string>;
+  private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private filling = false;
+  private fillAgain = false;
+  private ticking: Promise<void> = Promise.resolve();
+  private lastReservationRenewal = 0;
+  private lastSweep = 0;
+
+  constructor(private readonly options: TaskRunnerOptions) {
+    this.leases = new Heartbeat(
+      Math.max(1, Math.floor(options.leaseMs / 3)),
+      (ids) => options.store.renewLeases(ids, this.nodeId, options.now() + options.leaseMs),
+      (error) => options.log.warn({ err: String(error) }, 'renewing task leases failed'),
+    );
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.options.pollMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  /** A task was submitted on this node: claim it now rather than at the next poll. */
+  wake(): void {
+    void this.fill();
+  }
+
+  /** Tasks running on this node now. */
+  get active(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops claiming; the tasks running here get up to `drainMs` to finish, then are stopped and end
+   * FAILED with nothing billed (a node killed instead leaves them to the lease recovery).
+   */
+  async stop(drainMs: number): Promise<void> {
+    this.stopping = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.ticking;
+    const all = () => Promise.all([...this.running.values()].map((run) => run.done));
+    let deadline: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      all().then(() => true),
+      new Promise<false>((resolve) => {
+        deadline = setTimeout(() => resolve(false), drainMs);
+      }),
+    ]);
+    clearTimeout(deadline);
+    if (!drained) {
+      this.options.log.warn(
+        { tasks: this.running.size },
+        'shutdown budget spent: stopping the tasks still running',
+      );
+      for (const run of this.running.values()) run.abort.abort(shutDownMidTask());
+      await all();
+    }
+    await this.leases.stop();
+  }
+
+  /** One pass of the background work; passes never overlap. */
+  tick(): Promise<void> {
+    this.ticking = this.ticking.then(async () => {
+      if (this.stopping) return;
+      await this.guarded('renewing task reservations', () => this.renewReservations());
+      await this.guarded('recovering lapsed tasks', () => this.recoverLapsed());
+      await this.guarded('deleting expired tasks', () => this.sweep());
+      await this.fill();
+    });
+    return this.ticking;
+  }
+
+  private async fill(): Promise<void> {
+    if (this.filling) {
+      this.fillAgain = true;
+      return;
+    }
+    this.filling = true;
+    try {
+      do {
+        this.fillAgain = false;
+        while (!this.stopping && this.running.size < this.options.concurrency) {
+          const now = this.options.now();
+          const task = await this.options.store.claim(this.nodeId, now, now + this.options.leaseMs);
+          if (task === undefined) break;
+          this.launch(task);
+        }
+      } while (this.fillAgain && !this.stopping);
+    } catch (error) {
+      this.options.log.warn({ err: String(error) }, 'claiming tasks failed');
+    } finally {
+      this.filling = false;
+    }
+  }
+
+  private launch(task: TaskRecord): void {
+    const abort = new AbortController();
+    this.leases.hold(task.id, task.id);
+    const done = this.run(task, abort.signal).finally(() => {
+      this.running.delete(task.id);
+      this.leases.drop(task.id);
+      void this.fill();
+    });
+    this.running.set(task.id, { abort, done });
+  }
+
+  /**
+   * The same pipeline as a synchronous request, resuming the reservation taken at submission.
+   * Success is recorded by the settlement itself (billing, ledger row and SUCCEEDED in one
+   * transaction); any failure ends the task FAILED with its row, billing nothing.
+   */
+  private async run(task: TaskRecord, signal: AbortSignal): Promise<void> {
+    const { admission, generation } = this.options;
+    const principal = principalOfTask(task);
+    const account = taskAccount(task);
+    account.task = { id: task.id, runner: this.nodeId, resultTtlMs: TASK_RESULT_TTL_MS };
+    let request: GenerationRequest | undefined;
+    try {
+      request = validateRequest(JSON.parse(task.request));
+      await generation.generate(request, {
+        requestId: task.requestId,
+        principal,
+        signal,
+        account,
+        admission: { admit: (admitted) => admission.resume(admitted, task.reservationId) },
+      });
+    } catch (error) {
+      const failure = signal.aborted
+        ? shutDownMidTask()
+        : taskFailureOf(error, task.id, this.options.log);
+      if (request !== undefined && account.model === undefined)
+        account.describe(request, maxImagesOf(request));
+      await this.guarded('ending a failed task', () =>
+        this.endFailed(task, account, failure, { state: 'RUNNING', runner: this.nodeId }),
+      );
+      await admission.releaseReserved(principal, task.reservationId);
+    }
+  }
+
+  private async endFailed(
+    task: TaskRecord,
+    account: RequestAccount,
+    failure: GatewayError,
+    expected: TaskExpectation,
+  ): Promise<boolean> {
+    const now = this.options.now();
+    account.failed(failure);
+    account.imagesDelivered = 0;
+    account.imagesBilled = 0;
+    return this.options.store.end(
+      task.id,
+      expected,
+      {
+        state: 'FAILED',
+        errorCode: failure.code,
+        errorMessage: failure.message,
+        endedAt: now,
+        expiresAt: now + TASK_RESULT_TTL_MS,
+      },
+      account.toRow(task, { status: failure.status, costMicros: 0, endedAt: now }),
+    );
+  }
+
+  /**
+   * Tasks whose runner stopped renewing its lease: it may have reached an upstream that is
+   * generating still, so the task is not run again but ends FAILED, nothing billed.
+   */
+  private async recoverLapsed(): Promise<void> {
+    const now = this.options.now();
+    const lapsed = await this.options.store.lapsed(now, RECOVERIES_PER_PASS);
+    for (const task of lapsed) {
+      if (task.runner === undefined) continue;
+      const account = taskAccount(task);
+      try {
+        const request = validateRequest(JSON.parse(task.request));
+        account.describe(request, maxImagesOf(request));
+      } catch {
+        account.model = task.model;
+      }
+      const ended = await this.endFailed(task, account, runnerLost(), {
+        state: 'RUNNING',
+        runner: task.runner,
+        lapsedBy: now,
+      });
+      if (!ended) continue;
+      this.options.log.warn(
+        { task_id: task.id, runner: task.runner },
+        'task ended FAILED: its runner stopped renewing it',
+      );
+      await this.options.admission.releaseReserved(principalOfTask(task), task.reservationId);
+    }
+  }
+
+  private async renewReservations(): Promise<void> {
+    const now = this.options.now();
+    if (now - this.lastReservationRenewal < this.options.reservationTtlMs / 3) return;
+    this.lastReservationRenewal = now;
+    await this.options.store.renewReservations(now + this.options.reservationTtlMs);
+  }
+
+  private async sweep(): Promise<void> {
+    const now = this.options.now();
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = now;
+    await this.options.store.deleteExpired(now);
+  }
+
+  private async guarded(what: string, work: () => Promise<unknown>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.options.log.warn({ err: String(error) }, `${what} failed`);
+    }
+  }
+}

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { taskAccount } from './task-account.js';
+import type { TaskReservations } from '../admission/admission.js';
+import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
+import type { Principal } from '../domain/principal.js';
+import type { TaskFilter, TaskRecord, TaskState } from '../domain/task.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { RequestAccount } from '../ledger/request-account.js';
+import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
+import { SubmissionClaimLost, type TaskStore } from '../store/task-store.js';
+import { IMAGE_URL_VALIDITY_SECONDS } from '../storage/signed-url.js';
+import { validateRequest } from '../validate/validate-request.js';
+import { mayRead, ownerOf } from './task-owner.js';
+
+/** Tasks and their images expire together: 24 hours after the task ends. */
+export const TASK_RESULT_TTL_MS = IMAGE_URL_VALIDITY_SECONDS * 1000;
+/** How long a submission refused for a full queue is told to wait. */
+const QUEUE_FULL_RETRY_AFTER_S = 5;
+/** Ledger-only code of a task canceled before it ran. */
+export const CANCELED_CODE = 'Canceled';
+
+export interface Submission {
+  /** The validated body, stored with the task and validated again when it runs. */
+  body: unknown;
+  request: GenerationRequest;
+  requestId: string;
+  principal: Principal;
+  /** The submission's accounting: its row becomes the task's row, written when the task ends. */
+  account: RequestAccount;
+}
+
+export interface TaskListQuery {
+  filter: Omit<TaskFilter, 'owner'>;
+  pageNo: number;
+  pageSize: number;
+}
+
+export interface TaskPage {
+  tasks: TaskRecord[];
+  total: number;
+}
+
+export interface TaskServiceOptions {
+  store: TaskStore;
+  admission: TaskReservations;
+  /** PENDING tasks the deployment holds at most. */
+  queueLimit: number;
+  /** Called after a submission is stored: the local runner claims it without waiting to poll. */
+  submitted: () => void;
+  now: () => number;
+}
+
+/**
+ * Submission, status, cancellation and listing of asynchronous tasks. A submission is admitted
+ * exactly as a synchronous request (limits, allowed models, quota reservation); its one ledger
+ * row is written when the task ends, by whoever ends it.
+ */
+export class TaskService {
+  constructor(private readonly options: TaskServiceOptions) {}
+
+  async submit(submission: Submission): Promise<string> {
+    const { request, principal, account } = submission;
+    const maxImages = maxImagesOf(request);
+    account.describe(request, maxImages);
+    const { store, admission } = this.options;
+    if ((await store.countPending()) >= this.options.queueLimit) {
+      throw new GatewayError(
+        'Overloaded',
+        `the task queue is full (${this.options.queueLimit} tasks waiting); retry later`,
+        { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) },
+      );
+    }
+    const reservationId = await admission.reserveFor({ principal, request, maxImages, account });
+    const taskId = randomUUID();
+    const claim = account.idempotency;
+    const submittedAt = account.receivedAt;
+    try {
+      await store.insert(
+        {
+          id: taskId,
+          requestId: submission.requestId,
+          ledgerRowId: account.rowId,
+          owner: ownerOf(principal),
+          tokenId: principal.tokenId,
+          account: principal.account,
+          issuer: principal.issuer,
+          model: request.model,
+          request: JSON.stringify(submission.body),
+          reservationId,
+          submittedAt,
+          expiresAt: submittedAt + TASK_RESULT_TTL_MS,
+        },
+        claim === undefined
+          ? undefined
+          : {
+              ...claim,
+              requestId: submission.requestId,
+              result: JSON.stringify({ task_id: taskId }),
+            },
+      );
+    } catch (error) {
+      await admission.releaseReserved(principal, reservationId);
+      if (error instanceof SubmissionClaimLost)
+        throw new GatewayError(
+          'Overloaded',
+          'this submission was held up in the gateway past its Idempotency-Key claim; nothing was stored, retry it',
+          { 'Retry-After': '1' },
+        );
+      throw error;
+    }
+    // The task's row, with this request's id, is written when the task ends.
+    account.recorded = true;
+    this.options.submitted();
+    return taskId;
+  }
+
+  /** The caller's task (any task for an admin token), or 404. */
+  async find(principal: Principal, taskId: string): Promise<TaskRecord> {
+    const task = await this.options.store.find(taskId);
+    if (task === undefined || !mayRead(principal, task)) throw noSuchTask(taskId);
+    return task;
+  }
+
+  /** PENDING to CANCELED: the reservation is freed and the row records that nothing was billed. */
+  async cancel(principal: Principal, taskId: string): Promise<TaskRecord> {
+    const task = await this.find(principal, taskId);
+    if (task.state !== 'PENDING') throw notCancelable(task.id, task.state);
+    const now = this.options.now();
+    const account = taskAccount(task);
+    const request = validateRequest(JSON.parse(task.request));
+    account.describe(request, maxImagesOf(request));
+    account.errorCode = CANCELED_CODE;
+    const end = {
+      state: 'CANCELED' as const,
+      errorCode: CANCELED_CODE,
+      errorMessage: 'the task was canceled before it ran',
+      endedAt: now,
+      expiresAt: now + TASK_RESULT_TTL_MS,
+    };
+    const row = account.toRow(task, { status: CALLER_GONE_STATUS, costMicros: 0, endedAt: now });
+    if (!(await this.options.store.end(task.id, { state: 'PENDING' }, end, row))) {
+      const current = await this.options.store.find(task.id);
+      throw notCancelable(task.id, current?.state ?? 'RUNNING');
+    }
+    await this.options.admission.releaseReserved(principal, task.reservationId);
+    return { ...task, state: 'CANCELED', endedAt: now };
+  }
+
+  /** The caller's tasks, newest first (every task for an admin token). */
+  async list(principal: Principal, query: TaskListQuery): Promise<TaskPage> {
+    const filter: TaskFilter = {
+      ...query.filter,
+      owner: principal.admin ? undefined : ownerOf(principal),
+    };
+    const [tasks, total] = await Promise.all([
+      this.options.store.list(filter, (query.pageNo - 1) * query.pageSize, query.pageSize),
+      this.options.store.count(filter),
+    ]);
+    return { tasks, total };
+  }
+}
+
+function noSuchTask(taskId: string): GatewayError {
+  return new GatewayError('NotFound', `no task ${taskId} for this token`);
+}
+
+function notCancelable(taskId: string, state: TaskState): GatewayError {
+  return new GatewayError(
+    'UnsupportedOperation',
+    `task ${taskId} is ${state}; only a PENDING task can be canceled`,
+  );
+}

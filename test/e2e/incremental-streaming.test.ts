@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { describe, it, type TestContext } from 'node:test';
+import type { EngineJob } from '../../src/engine/engine.js';
+import {
+  type BillingGateway,
+  eventually,
+  gate,
+  startBillingGateway,
+} from '../helpers/billing-gateway.js';
+import { BACKENDS } from '../helpers/database-backends.js';
+import { parseLikeSdk, postStreaming } from '../helpers/dashscope-sse.js';
+import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+
+// docs/api.md §10.3 and §10.6: an incremental stream sends each image once it is stored and
+// billed, before the rest are produced, and bills image by image.
+
+const SDK_STREAM_HEADERS = {
+  accept: 'text/event-stream',
+  'x-accel-buffering': 'no',
+  'x-dashscope-sse': 'enable',
+};
+const FOUR_IMAGES = modelABody({ enable_sequential: true, n: 4, incremental_output: true });
+
+interface Stepped {
+  gateway: BillingGateway;
+  baseUrl: string;
+  token: { id: string; authorization: string };
+  /** Lets the engine produce image `index`. */
+  release(index: number): void;
+  /** The running job, once the engine has it. */
+  job: Promise<EngineJob>;
+}
+
+async function openStepped(
+  t: TestContext,
+  name: string,
+  imageQuota = 4,
+): Promise<Stepped | undefined> {
+  const target = BACKENDS.find(([backend]) => backend === name)?.[1];
+  assert.ok(target);
+  const database = await target(t);
+  if (database === undefined) return undefined;
+  const gateway = await startBillingGateway({ database });
+  t.after(() => gateway.close());
+  const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  const token = await gateway.token({ limits: { imageQuota } });
+  const gates = Array.from({ length: 8 }, () => gate());
+  let jobSeen: (job: EngineJob) => void = () => undefined;
+  const job = new Promise<EngineJob>((resolve) => {
+    jobSeen = resolve;
+  });
+  gateway.engine.imageGate = async (index, running) => {
+    jobSeen(running);
+    await Promise.race([gates[index]?.promise, once(running.signal, 'abort')]);
+  };
+  return { gateway, baseUrl, token, job, release: (index) => gates[index]?.open() };
+}
+
+function post(opened: Stepped, body: unknown) {
+  return postStreaming(
+    opened.baseUrl,
+    GENERATION_URL,
+    { authorization: opened.token.authorization, ...SDK_STREAM_HEADERS },
+    body,
+  );
+}
+
+async function standing(opened: Stepped) {
+  const found = await opened.gateway.admission.limits.find(opened.token.id);
+  assert.ok(found);
+  return { used: found.imagesUsed, reserved: found.imagesReserved };
+}
+
+async function ledgerRows(opened: Stepped) {
+  await opened.gateway.admission.ledger.flush();
+  return opened.gateway.admission.usage.list({ tokenId: opened.token.id }, 100);
+}
+
+function imageUrl(requestId: string, index: number): string {
+  return `https://images.test/${requestId}/1-${index}.png`;
+}
+
+for (const [name] of BACKENDS) {
+  describe(`incremental streams on ${name}`, () => {
+    it('sends each image as soon as it is billed, before the next is produced; quota exact', async (t) => {
+      const opened = await openStepped(t, name);
+      if (opened === undefined) return;
+      // The stream's headers go out with its first event: the first image must be let through.
+      const pending = post(opened, FOUR_IMAGES);
+      opened.release(0);
+      const answer = await pending;
+      const requestId = String(answer.headers['x-request-id']);
+      for (let index = 0; index < 4; index++) {
+        opened.release(index);
+        await answer.received(imageUrl(requestId, index));
+        // Sent means billed: the image moved from reserved to used before its event.
+        assert.deepEqual(await standing(opened), { used: index + 1, reserved: 3 - index });
+        assert.ok(
+          !answer.text().includes(imageUrl(requestId, index + 1)),
+          'the next is not out yet',
+        );
+      }
+      const events = parseLikeSdk(await answer.whole());
+      assert.deepEqual(
+        events.map((event) => [event.id, event.event]),
+        [1, 2, 3, 4, 5].map((id) => [String(id), 'result']),
+      );
+      const closing = JSON.parse(events[4]?.data ?? '{}') as { usage: { image_count: number } };
+      assert.equal(closing.usage.image_count, 4);
+      assert.deepEqual(await standing(opened), { used: 4, reserved: 0 }, 'billed once, never more');
+      const rows = await ledgerRows(opened);
+      assert.equal(rows.length, 1);
+      assert.deepEqual(
+        [rows[0]?.status, rows[0]?.imagesDelivered, rows[0]?.imagesBilled],
+        [200, 4, 4],
+      );
+      assert.ok((rows[0]?.costMicros ?? -1) >= 0);
+      const refused = await post(opened, FOUR_IMAGES);
+      assert.equal(refused.status, 429, 'the quota is spent exactly');
+      await refused.whole();
+    });
+
+    it('bills the 2 images delivered when the caller leaves after 2 of 4, and records 499', async (t) => {
+      const opened = await openStepped(t, name);
+      if (opened === undefined) return;
+      // The stream's headers go out with its first event: the first image must be let through.
+      const pending = post(opened, FOUR_IMAGES);
+      opened.release(0);
+      const answer = await pending;
+      const requestId = String(answer.headers['x-request-id']);
+      opened.release(0);
+      opened.release(1);
+      await answer.received(imageUrl(requestId, 1));
+      const { signal } = await opened.job;
+      answer.hangUp();
+      await once(signal, 'abort');
+      await eventually(async () => (await ledgerRows(opened)).length === 1);
+      const [row] = await ledgerRows(opened);
+      assert.deepEqual(
+        [row?.status, row?.errorCode, row?.imagesDelivered, row?.imagesBilled],
+        [499, 'CallerGone', 2, 2],
+      );
+      await eventually(async () => (await standing(opened)).reserved === 0);
+      assert.deepEqual(await standing(opened), { used: 2, reserved: 0 });
+    });
+
+    it('stops with an error event when the lease is lost mid-stream; the stand-in row carries the partial bill', async (t) => {
+      const opened = await openStepped(t, name);
+      if (opened === undefined) return;
+      // The stream's headers go out with its first event: the first image must be let through.
+      const pending = post(opened, FOUR_IMAGES);
+      opened.release(0);
+      const answer = await pending;
+      const requestId = String(answer.headers['x-request-id']);
+      opened.release(0);
+      await answer.received(imageUrl(requestId, 0));
+      // As if this node had stalled past its lease: another node reclaims the reservation.
+      await opened.gateway.admission.quota.reclaimExpired(Date.now() + 3_600_000);
+      const [standIn] = await ledgerRows(opened);
+      assert.deepEqual(
+        [standIn?.status, standIn?.errorCode, standIn?.imagesDelivered, standIn?.imagesBilled],
+        [0, 'Abandoned', 1, 1],
+      );
+      assert.ok((standIn?.costMicros ?? -1) >= 0);
+      assert.deepEqual(await standing(opened), { used: 1, reserved: 0 });
+      opened.release(1);
+      opened.release(2);
+      opened.release(3);
+      const events = parseLikeSdk(await answer.whole());
+      assert.deepEqual(
+        events.map((event) => [event.id, event.event, event.isError]),
+        [
+          ['1', 'result', false],
+          ['2', 'error', true],
+        ],
+      );
+      assert.ok(!events.some((event) => event.data.includes(imageUrl(requestId, 1))));
+      assert.equal(JSON.parse(events[1]?.data ?? '{}').code, 'Overloaded');
+      assert.deepEqual(await standing(opened), { used: 1, reserved: 0 }, 'nothing more billed');
+      // The request's own row does not replace the stand-in: either way one row, 1 image billed.
+      await eventually(async () => opened.gateway.engine.calls === 1);
+      const rows = await ledgerRows(opened);
+      assert.equal(rows.length, 1);
+      assert.deepEqual([rows[0]?.imagesDelivered, rows[0]?.imagesBilled], [1, 1]);
+    });
+  });
+}

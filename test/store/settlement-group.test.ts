@@ -1,0 +1,358 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it, type TestContext } from 'node:test';
+import type { UsageRow } from '../../src/domain/usage-row.js';
+import { RequestAccount } from '../../src/ledger/request-account.js';
+import type { Database } from '../../src/store/database.js';
+import type { HotStatements } from '../../src/store/hot-statements.js';
+import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
+import { type SettlementOutcome, SqlQuotaStore } from '../../src/store/quota-store.js';
+import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
+import { SqlUsageStore } from '../../src/store/usage-store.js';
+import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
+
+/**
+ * The database's statements, with every transaction recorded and held open (after its last
+ * statement, before its COMMIT) until the test lets it go.
+ */
+function heldStatements(inner: HotStatements) {
+  const log: string[] = [];
+  const gates: (() => void)[] = [];
+  let holding = true;
+  let transactions = 0;
+  const statements: HotStatements = {
+    rows: (statement, parameters) => inner.rows(statement, parameters),
+    run: (statement, parameters) => inner.run(statement, parameters),
+    transaction: async (work) => {
+      const number = ++transactions;
+      const result = await inner.transaction(async (runner) => {
+        const done = await work(runner);
+        if (holding) await new Promise<void>((resolve) => gates.push(resolve));
+        return done;
+      });
+      log.push(`commit ${number}`);
+      return result;
+    },
+  };
+  return {
+    statements,
+    log,
+    transactions: () => transactions,
+    /** Resolves once `count` transactions are waiting to commit. */
+    waitingFor: async (count: number) => {
+      const deadline = Date.now() + 10_000;
+      while (gates.length < count) {
+        assert.ok(Date.now() < deadline, `${count} transactions never reached their commit`);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+    commitNext: () => gates.shift()?.(),
+    commitAll: () => {
+      holding = false;
+      for (const gate of gates.splice(0)) gate();
+    },
+  };
+}
+
+function rowFor(tokenId: string, rowId: string, delivered: number) {
+  return (outcome: SettlementOutcome): UsageRow => {
+    const account = new RequestAccount(randomUUID(), Date.now());
+    account.imagesReceived = delivered;
+    account.imagesDelivered = outcome === 'billed' ? delivered : 0;
+    account.imagesBilled = account.imagesDelivered;
+    account.errorCode = outcome === 'billed' ? undefined : outcome;
+    return {
+      ...account.toRow(
+        { tokenId, account: 'acme' },
+        { status: outcome === 'billed' ? 200 : 503, costMicros: 0, endedAt: Date.now() },
+      ),
+      id: rowId,
+    };
+  };
+}
+
+async function standing(database: Database, tokenId: string) {
+  const found = await new SqlTokenLimitsStore(database.db).find(tokenId);
+  assert.ok(found);
+  return { used: found.imagesUsed, reserved: found.imagesReserved };
+}
+
+async function rowsById(database: Database) {
+  const rows = await new SqlUsageStore(database).list({}, 1000);
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+for (const [backend, targetFor] of BACKENDS) {
+  describe(`settlements sharing a transaction on ${backend}`, () => {
+    async function setUp(t: TestContext, quota = 100) {
+      const nodes = await openNodes(t, targetFor, 2);
+      if (nodes === undefined) return undefined;
+      const [first, second] = nodes as [Database, Database];
+      const tokenId = await insertToken(first);
+      await new SqlTokenLimitsStore(first.db).update(tokenId, { imageQuota: quota });
+      const held = heldStatements(first.statements);
+      const quotaStore = new SqlQuotaStore({ db: first.db, statements: held.statements });
+      return { first, second, tokenId, held, quota: quotaStore };
+    }
+
+    /** Reserves `images` for each id, outside the held transactions. */
+    async function reserveAll(database: Database, tokenId: string, ids: Record<string, number>) {
+      const direct = new SqlQuotaStore(database);
+      for (const [id, images] of Object.entries(ids))
+        assert.equal(await direct.reserve({ id, tokenId, images }, 0, 60_000), true);
+    }
+
+    it('carries the settlements that arrive meanwhile in one transaction, and answers each after its commit', async (t) => {
+      const set = await setUp(t);
+      if (set === undefined) return;
+      const { first, tokenId, held, quota } = set;
+      await reserveAll(first, tokenId, { opener: 1, a: 2, b: 3, c: 4 });
+      const answered: string[] = [];
+      const settle = (reservationId: string, rowId: string, delivered: number) =>
+        quota
+          .settle(
+            tokenId,
+            { reservationId, idempotency: undefined, callerPresent: () => true },
+            rowFor(tokenId, rowId, delivered),
+          )
+          .then((outcome) => {
+            answered.push(`${reservationId} ${outcome}`);
+            return outcome;
+          });
+      const rowIds = { opener: randomUUID(), a: randomUUID(), b: randomUUID(), c: randomUUID() };
+      const opener = settle('opener', rowIds.opener, 1);
+      await held.waitingFor(1);
+      const grouped = [
+        settle('a', rowIds.a, 2),
+        settle('b', rowIds.b, 3),
+        settle('c', rowIds.c, 4),
+      ];
+      held.commitNext();
+      assert.equal(await opener, 'billed');
+      await held.waitingFor(1);
+      assert.equal(held.transactions(), 2, 'the three that waited share the second transaction');
+      assert.deepEqual(
+        answered,
+        ['opener billed'],
+        'none of the group is answered before its commit',
+      );
+      // Another node sees none of the group's rows before the commit (SQLite's one connection
+      // is busy with the transaction until then).
+      if (backend === 'PostgreSQL') assert.equal((await rowsById(set.second)).has(rowIds.a), false);
+      held.commitAll();
+      assert.deepEqual(await Promise.all(grouped), ['billed', 'billed', 'billed']);
+      assert.deepEqual(held.log, ['commit 1', 'commit 2']);
+      assert.deepEqual(await standing(first, tokenId), { used: 10, reserved: 0 });
+      const rows = await rowsById(first);
+      assert.deepEqual(
+        Object.values(rowIds).map((id) => rows.get(id)?.imagesBilled),
+        [1, 2, 3, 4],
+      );
+    });
+
+    it('bills the members whose fences hold and nothing to those whose fences fell, in one transaction', async (t) => {
+      const set = await setUp(t, 10);
+      if (set === undefined) return;
+      const { first, second, tokenId, held, quota } = set;
+      const direct = new SqlQuotaStore(first);
+      await reserveAll(first, tokenId, { opener: 1, kept: 2, gone: 2 });
+      assert.equal(await direct.reserve({ id: 'lapsed', tokenId, images: 3 }, 0, 1000), true);
+      assert.equal(await new SqlQuotaStore(second).reclaimExpired(1000), 3);
+      const keys = new SqlIdempotencyStore(first);
+      const claim = (owner: string) => ({
+        scope: tokenId,
+        key: 'key-1',
+        fingerprint: 'f',
+        owner,
+        requestId: owner,
+        now: 0,
+        leaseUntil: 1000,
+        expiresAt: 86_400_000,
+      });
+      assert.equal(await keys.claim(claim('stalled')), true);
+      assert.equal(
+        await new SqlIdempotencyStore(second).takeOver(
+          tokenId,
+          'key-1',
+          'successor',
+          'r',
+          1000,
+          9000,
+        ),
+        true,
+      );
+      const ids = {
+        opener: randomUUID(),
+        kept: randomUUID(),
+        lapsed: randomUUID(),
+        gone: randomUUID(),
+        stalled: randomUUID(),
+        successor: randomUUID(),
+      };
+      const settle = (
+        reservationId: string | undefined,
+        rowId: string,
+        delivered: number,
+        options: { present?: boolean; owner?: string } = {},
+      ) =>
+        quota.settle(
+          tokenId,
+          {
+            reservationId,
+            idempotency:
+              options.owner === undefined
+                ? undefined
+                : {
+                    scope: tokenId,
+                    key: 'key-1',
+                    owner: options.owner,
+                    requestId: options.owner,
+                    result: JSON.stringify({ by: options.owner }),
+                  },
+            callerPresent: () => options.present ?? true,
+          },
+          rowFor(tokenId, rowId, delivered),
+        );
+      const opener = settle('opener', ids.opener, 1);
+      await held.waitingFor(1);
+      const grouped = Promise.all([
+        settle('kept', ids.kept, 2),
+        settle('lapsed', ids.lapsed, 3),
+        settle('gone', ids.gone, 2, { present: false }),
+        settle(undefined, ids.stalled, 1, { owner: 'stalled' }),
+        settle(undefined, ids.successor, 1, { owner: 'successor' }),
+      ]);
+      held.commitAll();
+      await opener;
+      assert.deepEqual(await grouped, [
+        'billed',
+        'lease-lost',
+        'caller-gone',
+        'lease-lost',
+        'billed',
+      ]);
+      assert.equal(held.transactions(), 2, 'the five shared one transaction');
+      assert.deepEqual(await standing(first, tokenId), { used: 1 + 2 + 1, reserved: 0 });
+      const rows = await rowsById(first);
+      assert.deepEqual(
+        Object.values(ids).map((id) => [rows.get(id)?.status, rows.get(id)?.imagesBilled]),
+        [
+          [200, 1],
+          [200, 2],
+          [503, 0],
+          [503, 0],
+          [503, 0],
+          [200, 1],
+        ],
+      );
+      assert.deepEqual((await keys.find(tokenId, 'key-1'))?.outcome, {
+        kind: 'result',
+        result: JSON.stringify({ by: 'successor' }),
+        requestId: 'successor',
+      });
+    });
+
+    it('does not let a failing member sink the rest of its group', async (t) => {
+      const set = await setUp(t);
+      if (set === undefined) return;
+      const { first, tokenId, held, quota } = set;
+      await reserveAll(first, tokenId, { opener: 1, a: 2, bad: 3, c: 4 });
+      const broken = new Error('this row cannot be built');
+      const settle = (reservationId: string, rowId: string, delivered: number, fails = false) =>
+        quota.settle(
+          tokenId,
+          { reservationId, idempotency: undefined, callerPresent: () => true },
+          fails
+            ? () => {
+                throw broken;
+              }
+            : rowFor(tokenId, rowId, delivered),
+        );
+      const opener = settle('opener', randomUUID(), 1);
+      await held.waitingFor(1);
+      const ids = { a: randomUUID(), bad: randomUUID(), c: randomUUID() };
+      const grouped = Promise.all([
+        settle('a', ids.a, 2),
+        settle('bad', ids.bad, 3, true).catch((error: unknown) => error),
+        settle('c', ids.c, 4),
+      ]);
+      held.commitAll();
+      await opener;
+      assert.deepEqual(await grouped, ['billed', broken, 'billed']);
+      assert.ok(held.transactions() > 2, 'the failed group was tried again in parts');
+      assert.deepEqual(
+        await standing(first, tokenId),
+        { used: 1 + 2 + 4, reserved: 3 },
+        'the failing member rolled back: its reservation is still held, to be released or reclaimed',
+      );
+      const rows = await rowsById(first);
+      assert.deepEqual(
+        [rows.get(ids.a)?.imagesBilled, rows.has(ids.bad), rows.get(ids.c)?.imagesBilled],
+        [2, false, 4],
+      );
+    });
+
+    it('fails every member at once, without trying each again, when the database is unreachable', async (t) => {
+      const set = await setUp(t);
+      if (set === undefined) return;
+      const { first, tokenId } = set;
+      await reserveAll(first, tokenId, { a: 1, b: 1 });
+      let transactions = 0;
+      const unreachable = Object.assign(new Error('connect ECONNREFUSED'), {
+        code: 'ECONNREFUSED',
+      });
+      const quota = new SqlQuotaStore({
+        db: first.db,
+        statements: {
+          ...first.statements,
+          rows: (statement, parameters) => first.statements.rows(statement, parameters),
+          run: (statement, parameters) => first.statements.run(statement, parameters),
+          transaction: () => {
+            transactions++;
+            return Promise.reject(unreachable);
+          },
+        },
+      });
+      const settle = (reservationId: string) =>
+        quota
+          .settle(
+            tokenId,
+            { reservationId, idempotency: undefined, callerPresent: () => true },
+            rowFor(tokenId, randomUUID(), 1),
+          )
+          .catch((error: unknown) => error);
+      assert.deepEqual(await Promise.all([settle('a'), settle('b'), settle('a')]), [
+        unreachable,
+        unreachable,
+        unreachable,
+      ]);
+      assert.equal(transactions, 2, 'one alone, then the two that waited, together');
+      assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 2 });
+    });
+
+    it('holds the reservations that arrive together with one statement per token, and each alone near the quota', async (t) => {
+      const set = await setUp(t, 10);
+      if (set === undefined) return;
+      const { first, tokenId, held, quota } = set;
+      const reserve = (id: string, images: number) =>
+        quota.reserve({ id, tokenId, images }, 0, 60_000);
+      const opener = reserve('opener', 1);
+      await held.waitingFor(1);
+      const together = Promise.all([reserve('a', 2), reserve('b', 3)]);
+      held.commitNext();
+      assert.equal(await opener, true);
+      await held.waitingFor(1);
+      held.commitNext();
+      assert.deepEqual(await together, [true, true]);
+      // 6 of 10 held: 5 more do not fit together, so each is tried alone, in order.
+      const nearFull = reserve('c', 1);
+      await held.waitingFor(1);
+      const crowded = Promise.all([reserve('d', 2), reserve('e', 3), reserve('f', 1)]);
+      held.commitAll();
+      assert.equal(await nearFull, true);
+      assert.deepEqual(await crowded, [true, false, true]);
+      assert.equal(held.transactions(), 4);
+      assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 10 });
+    });
+  });
+}
