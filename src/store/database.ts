@@ -1,8 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import { Kysely, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
 import { migrateToLatest } from './migrations.js';
 import type { DatabaseLimits } from '../config/config.js';
 import type { DatabaseSchema } from './schema.js';
@@ -148,7 +149,7 @@ async function openPostgres(
   // queryable"), and the pool drops it when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DatabaseSchema>({
-    dialect: new PostgresDialect({ pool: discardingUnanswered(pool) }),
+    dialect: new CurrentSchemaPostgresDialect({ pool: discardingUnanswered(pool) }),
   });
   return { db, statements: new PostgresStatements(db) };
 }

@@ -37,15 +37,6 @@ const provider: MigrationProvider = {
 };
 
 /**
- * Kysely's migrator looks for its bookkeeping tables by listing every table of every schema in
- * the database. A schema dropped at that moment by someone else (another application, another
- * test run) makes that listing fail with "does not exist" (SQLSTATE 42P01 or 3F000). Nothing was
- * changed then: every pending migration runs in one transaction, so the whole run is tried again.
- */
-const ATTEMPTS = 3;
-const CONCURRENT_DROP = new Set(['42P01', '3F000']);
-
-/**
  * `migrationTableSchema`: on PostgreSQL, the schema the tables live in. Without it Kysely looks
  * for its own bookkeeping tables in every schema of the database, and one found elsewhere (a
  * neighbouring schema, another application) makes it skip creating ours.
@@ -54,17 +45,13 @@ export async function migrateToLatest(
   db: Kysely<unknown>,
   migrationTableSchema?: string,
 ): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await new Migrator({
-      db,
-      provider,
-      ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }),
-    }).migrateToLatest();
-    const failed = results?.find((result) => result.status === 'Error');
-    if (error === undefined && failed === undefined) return;
-    const code = (error as { code?: unknown } | undefined)?.code;
-    if (attempt < ATTEMPTS && typeof code === 'string' && CONCURRENT_DROP.has(code)) continue;
-    const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${reason}`);
-  }
+  const { error, results } = await new Migrator({
+    db,
+    provider,
+    ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }),
+  }).migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error === undefined && failed === undefined) return;
+  const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');
+  throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${reason}`);
 }
