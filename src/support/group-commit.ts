@@ -21,10 +21,13 @@ interface Waiting<Item, Result> {
 
 /**
  * Group commit: items submitted while a group is being executed wait and form the next group, so
- * that one transaction carries as many as arrive meanwhile; with nothing in flight an item goes
- * at once, without waiting for company. Each caller is answered only when the group that carried
- * its item has committed (or failed). A group that fails for one of its items is split in halves
- * and each half tried again, down to single items, so one bad item cannot sink the others.
+ * that one transaction carries as many as arrive meanwhile. With nothing in flight, an item waits
+ * only for the end of the event loop's current turn, so that the items of answers that arrived
+ * together (one poll of the sockets) share the first transaction too: on SQLite, whose
+ * transactions run without yielding, nothing could ever arrive "meanwhile". Each caller is
+ * answered only when the group that carried its item has committed (or failed). A group that
+ * fails for one of its items is split in halves and each half tried again, down to single items,
+ * so one bad item cannot sink the others.
  */
 export class GroupCommit<Item, Result> {
   private waiting: Waiting<Item, Result>[] = [];
@@ -35,12 +38,16 @@ export class GroupCommit<Item, Result> {
   submit(item: Item): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (!this.draining) void this.drain();
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(this.startDraining);
+      }
     });
   }
 
+  private readonly startDraining = (): void => void this.drain();
+
   private async drain(): Promise<void> {
-    this.draining = true;
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0, this.options.maxSize);
       await this.carry(group);

@@ -326,7 +326,7 @@ for (const [backend, targetFor] of BACKENDS) {
         unreachable,
         unreachable,
       ]);
-      assert.equal(transactions, 2, 'one alone, then the two that waited, together');
+      assert.equal(transactions, 1, 'the three, submitted in one turn, together, and not again');
       assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 2 });
     });
 

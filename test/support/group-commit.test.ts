@@ -30,7 +30,7 @@ function gatedExecutor(fail: (items: readonly number[]) => Error | undefined = (
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('group commit', () => {
-  it('sends the first item at once and groups those that arrive while it is in flight', async () => {
+  it('sends what arrives in one turn of the event loop together, then groups those that arrive while it is in flight', async () => {
     const executor = gatedExecutor();
     const group = new GroupCommit({
       maxSize: 10,
@@ -39,20 +39,25 @@ describe('group commit', () => {
     });
     const answered: number[] = [];
     const submit = (item: number) => group.submit(item).then((result) => answered.push(result));
-    const first = submit(1);
-    assert.deepEqual(executor.groups, [[1]], 'nothing in flight: the first goes alone, at once');
+    const first = [0, 1].map(submit);
+    assert.deepEqual(executor.groups, [], 'nothing goes before the turn ends');
+    await settle();
+    assert.deepEqual(executor.groups, [[0, 1]], "nothing in flight: one turn's items go together");
     const rest = [2, 3, 4].map(submit);
     await settle();
-    assert.deepEqual(executor.groups, [[1]], 'the others wait for the transaction in flight');
+    assert.deepEqual(executor.groups, [[0, 1]], 'the others wait for the transaction in flight');
     assert.deepEqual(answered, [], 'no caller is answered before its commit');
     executor.commitNext();
-    await first;
+    await Promise.all(first);
     await settle();
-    assert.deepEqual(executor.groups, [[1], [2, 3, 4]]);
-    assert.deepEqual(answered, [10], 'only the committed group is answered');
+    assert.deepEqual(executor.groups, [
+      [0, 1],
+      [2, 3, 4],
+    ]);
+    assert.deepEqual(answered, [0, 10], 'only the committed group is answered');
     executor.commitNext();
     await Promise.all(rest);
-    assert.deepEqual(answered, [10, 20, 30, 40]);
+    assert.deepEqual(answered, [0, 10, 20, 30, 40]);
   });
 
   it('bounds the size of a group', async () => {
@@ -68,7 +73,7 @@ describe('group commit', () => {
       executor.commitNext();
     }
     assert.deepEqual(await Promise.all(all), [10, 20, 30, 40, 50]);
-    assert.deepEqual(executor.groups, [[1], [2, 3], [4, 5]]);
+    assert.deepEqual(executor.groups, [[1, 2], [3, 4], [5]]);
   });
 
   it('tries a failed group again in halves, so one bad item fails alone', async () => {
@@ -80,6 +85,7 @@ describe('group commit', () => {
       failsEveryone: () => false,
     });
     const first = group.submit(0);
+    await settle();
     const results = [1, 2, 3, 4].map((item) =>
       group.submit(item).then(
         (result) => ({ result }),
@@ -106,6 +112,7 @@ describe('group commit', () => {
       failsEveryone: (error) => error === down,
     });
     const first = group.submit(0);
+    await settle();
     const failed = [1, 2, 3].map((item) => group.submit(item).catch((error: unknown) => error));
     executor.openAll();
     await first;
