@@ -130,6 +130,28 @@ async function admitAndSettle(admission: AdmissionServices, principal: Principal
   await pass.release();
 }
 
+/** How many callers admit and settle at once in the throughput rows. */
+const CROWD_SIZES = [32, 256] as const;
+
+/**
+ * `callers` admitting and settling back to back on one token, each request the whole admission
+ * work of a request through the gateway; 10 requests per caller, at least 1000.
+ */
+async function crowd(admission: AdmissionServices, principal: Principal, callers: number) {
+  const total = Math.max(1000, callers * 10);
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (next++ < total) await admitAndSettle(admission, principal);
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { callers, total, perSecond: total / seconds, cpuMicros: (cpu.user + cpu.system) / total };
+}
+
 async function benchBackend(backend: Backend): Promise<BenchRow[]> {
   const admission = await openAdmission({
     config: loadConfig({ IMAGEGATE_TOKEN_CACHE_MS: '5000' }),
@@ -145,16 +167,8 @@ async function benchBackend(backend: Backend): Promise<BenchRow[]> {
     const plain = await medianMs(() => admitAndSettle(admission, unlimited), iterations, 20);
     const full = await medianMs(() => admitAndSettle(admission, limited), iterations, 20);
 
-    const concurrency = 32;
-    const total = 1000;
-    const started = process.hrtime.bigint();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next++ < total) await admitAndSettle(admission, limited);
-      }),
-    );
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const crowds = [];
+    for (const callers of CROWD_SIZES) crowds.push(await crowd(admission, limited, callers));
 
     const store = new SqlUsageStore(backend.database);
     const rows = Array.from({ length: 10_000 }, () => {
@@ -183,12 +197,12 @@ async function benchBackend(backend: Backend): Promise<BenchRow[]> {
         unit: 'ms',
         note: `median of ${iterations}`,
       },
-      {
-        name: `${backend.name}: admitted requests, 32 concurrent`,
-        value: total / seconds,
+      ...crowds.map((result): BenchRow => ({
+        name: `${backend.name}: admitted requests, ${result.callers} concurrent`,
+        value: result.perSecond,
         unit: 'req/s',
-        note: `${total} admit + settle, all limits on one token`,
-      },
+        note: `${result.total} admit + settle, all limits on one token; ${result.cpuMicros.toFixed(0)} µs of this process's CPU each`,
+      })),
       {
         name: `${backend.name}: ledger batch writes`,
         value: rows.length / writeSeconds,
