@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors/error-table.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
 import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { bodyErrors } from './body-errors.js';
 
 /** A database outage is usually a restart or a fail-over: seconds, not minutes. */
 const DATABASE_RETRY_AFTER_S = 2;
@@ -10,18 +11,15 @@ const DATABASE_RETRY_AFTER_S = 2;
 function fromFastifyError(error: FastifyError): GatewayError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GatewayError(
-        'RequestTooLarge',
-        'request body is larger than the configured limit',
-      );
+      return bodyErrors.tooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError('InvalidParameter', 'Content-Type must be application/json');
+      return bodyErrors.wrongMediaType();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new GatewayError('InvalidParameter', 'body: is empty, expected a JSON object');
+      return bodyErrors.empty();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new GatewayError('InvalidParameter', 'body: is not valid JSON');
+      return bodyErrors.notJson();
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new GatewayError('InvalidParameter', 'body: length does not match Content-Length');
+      return bodyErrors.lengthMismatch();
     default:
       break;
   }

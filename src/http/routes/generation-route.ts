@@ -14,6 +14,7 @@ import { validateRequest } from '../../validate/validate-request.js';
 import { wantsTask } from '../async-header.js';
 import { EventStreamReply, wantsEventStream } from '../event-stream-reply.js';
 import { accountOf } from '../ledger-hooks.js';
+import { readJsonBodiesOnce } from '../json-body.js';
 import { runGeneration } from '../run-generation.js';
 import { submitTask } from './task-submission.js';
 import { resolvesUploads } from '../upload-headers.js';
@@ -40,6 +41,7 @@ export function registerGenerationRoute(
   options: GenerationRouteOptions,
 ): void {
   const tasks = options.tasks;
+  readJsonBodiesOnce(scope);
   for (const url of allGenerationPaths(options.routePrefix)) {
     scope.route({
       method: 'POST',
