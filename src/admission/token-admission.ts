@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../support/time-ordered-id.js';
 import type { ImagePrices } from '../domain/image-prices.js';
 import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
@@ -238,7 +239,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     limits: TokenLimits,
     images: number,
     abandoned: UsageRow,
-    id: string = randomUUID(),
+    id: string = timeOrderedUuid(),
   ): Promise<string | undefined> {
     if (limits.imageQuota === undefined) return undefined;
     const reservation = { id, tokenId, images, abandonedRow: abandoned };

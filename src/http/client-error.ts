@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ErrorCode, statusOf } from '../errors/error-table.js';
+import { timeOrderedUuid } from '../support/time-ordered-id.js';
 
 /** What Node's HTTP parser reports, as the error table names it. */
 function codeOf(error: NodeJS.ErrnoException): { code: ErrorCode; message: string } {
@@ -28,7 +28,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   if (socket.writable) {
     const { code, message } = codeOf(error);
     const status = statusOf(code);
-    const requestId = randomUUID();
+    const requestId = timeOrderedUuid();
     const body = JSON.stringify({ code, message, request_id: requestId });
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../support/time-ordered-id.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import { DASHSCOPE_FRONT_DOOR } from '../domain/front-door.js';
 import { isModelId } from '../domain/models.js';
@@ -80,7 +80,7 @@ export class RequestAccount {
   constructor(
     readonly requestId: string,
     readonly receivedAt: number,
-    rowId: string = randomUUID(),
+    rowId: string = timeOrderedUuid(),
   ) {
     this.rowId = rowId;
   }
