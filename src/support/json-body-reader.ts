@@ -16,65 +16,117 @@ export class InvalidJson extends Error {}
 /** Where the reader is in the text: outside strings, in one, or just after a backslash in one. */
 type Place = 'outside' | 'string' | 'escape';
 
+/** Where the string being read began: its chunk, the offset after its quote, and that chunk's view. */
+interface StringStart {
+  chunk: Buffer;
+  offset: number;
+  /** The index in `text` of the view of `chunk` (pushed when the chunk has been scanned). */
+  textIndex: number;
+  /** Where that view begins in `chunk`. */
+  viewFrom: number;
+}
+
+/**
+ * The next position of `byte` in a chunk at or after a position, each search starting where the
+ * last one ended: scanning a chunk costs one pass, however many strings it holds.
+ */
+class NextByte {
+  private found = -1;
+
+  constructor(
+    private readonly chunk: Buffer,
+    private readonly byte: number,
+  ) {}
+
+  /** The position, or the chunk's length when there is none. */
+  from(position: number): number {
+    if (this.found < position && this.found !== this.chunk.length) {
+      const at = this.chunk.indexOf(this.byte, position);
+      this.found = at === -1 ? this.chunk.length : at;
+    }
+    return this.found;
+  }
+}
+
 /**
  * Reads a JSON body chunk by chunk and parses it when it ends, so that a body of large images as
  * `data:` URLs is held about once rather than four times (the chunks, their concatenation, the
  * decoded text and the strings JSON.parse copies out of it).
  *
- * A string of at least `liftBytes` bytes that JSON.parse would take verbatim (ASCII, no escape,
- * no control character: a base64 data URL) is decoded on its own once its closing quote arrives,
- * from the chunks that hold it, and stands in the text as a placeholder; only the rest of the text goes to
- * JSON.parse (secure-json-parse, refusing `__proto__` and `constructor.prototype` as Fastify's
- * parser does), and the placeholders are then replaced by the strings. The value equals what
- * JSON.parse of the whole text gives (a long key may come last among its object's keys), and a
- * text that is not valid JSON is refused all the same: setting a verbatim string aside keeps a
- * string token in its place.
+ * The text is kept as one view per chunk. A string of at least `liftBytes` bytes that JSON.parse
+ * would take verbatim (ASCII, no escape, no control character: a base64 data URL) is decoded on
+ * its own once its closing quote arrives, from the chunks that hold it, and is cut out of the text,
+ * where a placeholder stands; only the rest goes to JSON.parse (secure-json-parse, refusing
+ * `__proto__` and `constructor.prototype` as Fastify's parser does), and the placeholders are then
+ * replaced by the strings. The value equals what JSON.parse of the whole text gives (a long key
+ * may come last among its object's keys), and a text that is not valid JSON is refused all the
+ * same: setting a verbatim string aside keeps a string token in its place. Scanning is linear in
+ * the body and allocates per chunk, not per string, so a body of millions of tiny strings costs
+ * what it costs JSON.parse.
  */
 export class JsonBodyReader {
-  /** The text outside set-aside strings, as received (their placeholders are added at the end). */
+  /** Views of the text received, a placeholder where a string was set aside. */
   private readonly text: Buffer[] = [];
   private place: Place = 'outside';
-  /** The string being read: views of the chunks that hold it. */
-  private current: Buffer[] = [];
-  private currentBytes = 0;
-  /** Whether the string being read could be taken verbatim so far. */
-  private verbatim = true;
+  /** The string being read. */
+  private start: StringStart | undefined;
+  /** Its bytes in the chunks before the current one. */
+  private earlierBytes = 0;
+  /** Whether it holds an escape, so JSON.parse must decode it. */
+  private escaped = false;
   private readonly lifted: string[] = [];
   private marker: string | undefined;
 
   constructor(private readonly liftBytes: number) {}
 
   push(chunk: Buffer): void {
+    const quotes = new NextByte(chunk, QUOTE);
+    const backslashes = new NextByte(chunk, BACKSLASH);
+    /** Where this chunk's view begins: after a string set aside that ended in it. */
+    let viewFrom = 0;
     let position = 0;
     while (position < chunk.length) {
       if (this.place === 'outside') {
-        const quote = chunk.indexOf(QUOTE, position);
-        const end = quote === -1 ? chunk.length : quote + 1;
-        this.text.push(chunk.subarray(position, end));
-        position = end;
-        if (quote !== -1) this.startString();
+        const quote = quotes.from(position);
+        if (quote === chunk.length) break;
+        position = quote + 1;
+        this.place = 'string';
+        // A short string that ends in this chunk needs no record of its start: most do.
+        const end = quotes.from(position);
+        if (
+          end < chunk.length &&
+          end - position < this.liftBytes &&
+          backslashes.from(position) > end
+        ) {
+          position = end + 1;
+          this.place = 'outside';
+          continue;
+        }
+        this.start = { chunk, offset: position, textIndex: this.text.length, viewFrom };
+        this.earlierBytes = 0;
+        this.escaped = false;
       } else if (this.place === 'escape') {
-        this.take(chunk.subarray(position, position + 1));
         position += 1;
         this.place = 'string';
       } else {
-        const quote = chunk.indexOf(QUOTE, position);
-        const backslash = chunk.indexOf(BACKSLASH, position);
-        if (backslash !== -1 && (quote === -1 || backslash < quote)) {
-          this.verbatim = false;
-          this.take(chunk.subarray(position, backslash + 1));
+        const quote = quotes.from(position);
+        const backslash = backslashes.from(position);
+        if (backslash < quote) {
+          this.escaped = true;
           position = backslash + 1;
           this.place = 'escape';
-        } else if (quote === -1) {
-          this.take(chunk.subarray(position));
-          position = chunk.length;
+        } else if (quote === chunk.length) {
+          break;
         } else {
-          this.take(chunk.subarray(position, quote));
+          this.place = 'outside';
+          if (this.setAside(chunk, quote, viewFrom)) viewFrom = quote;
           position = quote + 1;
-          this.endString();
         }
       }
     }
+    if (this.place !== 'outside' && this.start !== undefined)
+      this.earlierBytes += chunk.length - (this.start.chunk === chunk ? this.start.offset : 0);
+    if (viewFrom < chunk.length) this.text.push(chunk.subarray(viewFrom));
   }
 
   /** The parsed body; throws InvalidJson when it is not valid JSON. */
@@ -90,42 +142,39 @@ export class JsonBodyReader {
     return this.marker === undefined ? value : this.restore(value);
   }
 
-  private startString(): void {
-    this.place = 'string';
-    this.current = [];
-    this.currentBytes = 0;
-    this.verbatim = true;
-  }
-
-  /** Adds `piece` (a view of the chunk, not a copy) to the string being read. */
-  private take(piece: Buffer): void {
-    if (piece.length === 0) return;
-    if (this.verbatim && !isAscii(piece)) this.verbatim = false;
-    this.current.push(piece);
-    this.currentBytes += piece.length;
-  }
-
-  private endString(): void {
-    this.place = 'outside';
-    const lifted = this.verbatim && this.currentBytes >= this.liftBytes ? this.lift() : undefined;
-    if (lifted === undefined) {
-      this.text.push(...this.current, QUOTE_BYTES);
-    } else {
-      this.marker ??= `\u0000lifted:${randomBytes(16).toString('hex')}:`;
-      // The opening quote is in the text already; JSON.stringify's gives the closing one.
-      this.text.push(Buffer.from(JSON.stringify(this.marker + this.lifted.length).slice(1)));
-      this.lifted.push(lifted);
-    }
-    this.current = [];
-  }
-
   /**
-   * The string read, decoded in one step into a string of its own (ASCII: one byte a character),
-   * or undefined when it holds a control character, which JSON.parse must refuse.
+   * The string that ends at `quote` in `chunk`: set aside when it is long and verbatim, its bytes
+   * then cut out of the text in favour of a placeholder. True when it was.
    */
-  private lift(): string | undefined {
-    const decoded = Buffer.concat(this.current, this.currentBytes).toString('latin1');
-    return CONTROL_CHARACTER.test(decoded) ? undefined : decoded;
+  private setAside(chunk: Buffer, quote: number, viewFrom: number): boolean {
+    const start = this.start as StringStart;
+    this.start = undefined;
+    const sameChunk = start.chunk === chunk;
+    const length = this.earlierBytes + quote - (sameChunk ? start.offset : 0);
+    if (this.escaped || length < this.liftBytes) return false;
+    const pieces = sameChunk
+      ? [chunk.subarray(start.offset, quote)]
+      : [
+          start.chunk.subarray(start.offset),
+          ...this.text.slice(start.textIndex + 1),
+          chunk.subarray(0, quote),
+        ];
+    if (!pieces.every((piece) => isAscii(piece))) return false;
+    const decoded = Buffer.concat(pieces, length).toString('latin1');
+    if (CONTROL_CHARACTER.test(decoded)) return false;
+
+    if (sameChunk) {
+      this.text.push(chunk.subarray(viewFrom, start.offset));
+    } else {
+      this.text[start.textIndex] = start.chunk.subarray(start.viewFrom, start.offset);
+      this.text.length = start.textIndex + 1;
+    }
+    this.marker ??= `\u0000lifted:${randomBytes(16).toString('hex')}:`;
+    // The quotes around the string stay in the text; JSON.stringify writes the placeholder's
+    // control character as an escape.
+    this.text.push(Buffer.from(JSON.stringify(this.marker + this.lifted.length).slice(1, -1)));
+    this.lifted.push(decoded);
+    return true;
   }
 
   /**
@@ -160,5 +209,3 @@ export class JsonBodyReader {
     return original(value);
   }
 }
-
-const QUOTE_BYTES = Buffer.from('"');

@@ -116,6 +116,14 @@ describe('JsonBodyReader', () => {
     }
   });
 
+  it('reads a body of many short strings, escaped or not, among long ones', () => {
+    const items = Array.from({ length: 200_000 }, (_, index) =>
+      index % 1000 === 0 ? `${LONG}${index}` : index % 3 === 0 ? `a"${index}` : `s${index}`,
+    );
+    const text = JSON.stringify({ items });
+    for (const size of [7, 4096, 65_536]) assert.deepEqual(read(text, size), { items });
+  });
+
   it('parses deep nesting around a long string without overflowing the stack', () => {
     const depth = 100_000;
     const text = `${'['.repeat(depth)}"${LONG}"${']'.repeat(depth)}`;
