@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
+import { dashScopeChannelEnv } from '../faults/fault-rig.js';
+import { FAKE_IMAGE_SIZE, startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 import { fetchPng, testImage } from './e2e-helpers.js';
 
@@ -235,6 +237,38 @@ describe('the OpenAI Node SDK against the gateway', () => {
         assert.match(error.message, /^404 no route for POST \/v1\/chat\/completions/);
         return true;
       },
+    );
+  });
+});
+
+describe('the OpenAI Node SDK against a pass_through_urls channel', () => {
+  it('gets b64_json all the same: the upstream images are stored, then streamed from storage', async (t) => {
+    const fake = await startFakeDashScope();
+    t.after(() => fake.close());
+    const gateway = await startTestGateway({
+      env: await dashScopeChannelEnv(t, fake, { passThroughUrls: true }),
+    });
+    t.after(() => gateway.close());
+    const client = new OpenAI({
+      apiKey: (await gateway.bearer()).slice('Bearer '.length),
+      baseURL: `${await gateway.listen()}/v1`,
+      maxRetries: 0,
+    });
+
+    const asUrls = await client.images.generate({ model: MODEL_A, prompt: 'a fox', n: 1 });
+    assert.ok(asUrls.data?.[0]?.url?.startsWith(fake.url), 'a URL passes through untouched');
+
+    const inline = await client.images.generate({
+      model: MODEL_A,
+      prompt: 'a fox',
+      n: 1,
+      response_format: 'b64_json',
+    });
+    const bytes = Buffer.from(inline.data?.[0]?.b64_json ?? '', 'base64');
+    const metadata = await sharp(bytes).metadata();
+    assert.deepEqual(
+      [metadata.format, metadata.width, metadata.height],
+      ['png', FAKE_IMAGE_SIZE.width, FAKE_IMAGE_SIZE.height],
     );
   });
 });
