@@ -26,6 +26,16 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU time of the process's main thread alone: with cpuMs, it tells the event loop's work from
+ * what libuv's thread pool (file system, DNS) and V8's helper threads (GC) do beside it.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
 /** Resident set size now (VmRSS). */
 export function rssBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

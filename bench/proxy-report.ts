@@ -11,6 +11,8 @@ export interface LoadRow {
   result: LoadResult;
   /** CPU of the process under test (the gateway, nginx's worker, or the fake when direct). */
   cpuUsPerRequest: number;
+  /** The share of that CPU spent on the process's main thread (the event loop), 0 to 1. */
+  mainThreadShare: number;
   /** CPU of the fake upstream; undefined when it is the process under test. */
   upstreamCpuUsPerRequest: number | undefined;
 }
@@ -94,6 +96,7 @@ function loadTable(loads: readonly LoadRow[]): string {
       'p99 ms',
       'errors',
       'CPU µs/req',
+      'main thread %',
       'fake upstream CPU µs/req',
       'load avg',
     ],
@@ -105,6 +108,7 @@ function loadTable(loads: readonly LoadRow[]): string {
       figure(row.result.p99Ms, 2),
       String(row.result.errors),
       figure(row.cpuUsPerRequest, 0),
+      figure(row.mainThreadShare * 100, 0),
       figure(row.upstreamCpuUsPerRequest, 0),
       figure(row.loadAverage, 1),
     ]),

@@ -20,7 +20,14 @@ import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js
 import { type RunningNginx, startNginx } from './proxy-nginx.js';
 import { largestGreyPng } from './proxy-png.js';
 import { openSharedBackend } from './proxy-postgres-redis.js';
-import { cpuMs, loadAverageText, peakRssBytes, rssBytes, sampleRss } from './proxy-proc.js';
+import {
+  cpuMs,
+  loadAverageText,
+  mainThreadCpuMs,
+  peakRssBytes,
+  rssBytes,
+  sampleRss,
+} from './proxy-proc.js';
 import {
   type AloneRow,
   type CrowdResult,
@@ -257,15 +264,18 @@ async function measuredLoad(
 ): Promise<LoadRow> {
   const loadAverage = loadavg()[0] as number;
   const cpuBefore = cpuMs(target.cpuPid);
+  const mainBefore = mainThreadCpuMs(target.cpuPid);
   const upstreamBefore = cpuMs(fake.pid);
   const result = await load(wrk, target, CONNECTIONS, LOAD_SECONDS);
   const perRequest = (ms: number) => (ms * 1000) / Math.max(1, result.requests);
+  const cpuSpent = cpuMs(target.cpuPid) - cpuBefore;
   return {
     setup,
     upstreamDelayMs,
     loadAverage,
     result,
-    cpuUsPerRequest: perRequest(cpuMs(target.cpuPid) - cpuBefore),
+    cpuUsPerRequest: perRequest(cpuSpent),
+    mainThreadShare: (mainThreadCpuMs(target.cpuPid) - mainBefore) / Math.max(cpuSpent, 1e-9),
     upstreamCpuUsPerRequest:
       target.cpuPid === fake.pid ? undefined : perRequest(cpuMs(fake.pid) - upstreamBefore),
   };
