@@ -62,7 +62,7 @@ class NextByte {
  * may come last among its object's keys), and a text that is not valid JSON is refused all the
  * same: setting a verbatim string aside keeps a string token in its place. Scanning is linear in
  * the body and allocates per chunk, not per string, so a body of millions of tiny strings costs
- * what it costs JSON.parse.
+ * about twice what JSON.parse alone does (`npm run bench -- json-body`), never more memory.
  */
 export class JsonBodyReader {
   /** Views of the text received, a placeholder where a string was set aside. */
