@@ -30,7 +30,11 @@ export function reportFinishedRequests(
     const outcome: RequestOutcome = {
       route: request.routeOptions.url,
       method: request.method,
-      status: callerLeft ? CALLER_GONE_STATUS : reply.statusCode,
+      // A stream that ended with an error event is counted with the error's status, as its ledger
+      // row is, though its head said 200.
+      status: callerLeft
+        ? CALLER_GONE_STATUS
+        : (account?.statusFor(reply.statusCode) ?? reply.statusCode),
       code: callerLeft ? 'CallerGone' : (answeredErrorCode(request) ?? account?.errorCode),
       model: account?.model,
       channel: account?.channel,

@@ -1,3 +1,5 @@
+import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
+import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it, type TestContext } from 'node:test';
@@ -32,11 +34,17 @@ interface Opened {
 
 async function open(
   t: TestContext,
-  options: { keepAliveMs?: number; database?: DatabaseTarget; imageQuota?: number } = {},
+  options: {
+    keepAliveMs?: number;
+    database?: DatabaseTarget;
+    imageQuota?: number;
+    metrics?: GatewayMetrics;
+  } = {},
 ): Promise<Opened> {
   const gateway = await startBillingGateway({
     eventStreamKeepAliveMs: options.keepAliveMs,
     database: options.database,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   t.after(() => gateway.close());
   const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
@@ -248,7 +256,8 @@ describe('streaming: errors', () => {
   });
 
   it('ends a started stream with an error event carrying the status, and records the real outcome', async (t) => {
-    const opened = await open(t, { keepAliveMs: 20 });
+    const metrics = new GatewayMetrics();
+    const opened = await open(t, { keepAliveMs: 20, metrics });
     const engine = opened.gateway.engine;
     const held = gate();
     engine.gate = held.promise;
@@ -276,6 +285,12 @@ describe('streaming: errors', () => {
     assert.deepEqual(
       { status: rows[0]?.status, code: rows[0]?.errorCode, billed: rows[0]?.imagesBilled },
       { status: 502, code: 'UpstreamError', billed: 0 },
+    );
+    // The metrics count it as the ledger does: a 502, though the stream's head said 200.
+    const counted = samplesOf(parseSamples(await metrics.scrape()), 'imagegate_requests_total');
+    assert.deepEqual(
+      counted.map((sample) => [sample.labels.status, sample.labels.code]),
+      [['502', 'UpstreamError']],
     );
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { silentLog } from '../../src/support/log.js';
 import { type AdmissionServices, openAdmission } from '../../src/bootstrap/open-admission.js';
 import type { RateLimiter } from '../../src/admission/rate-limiter.js';
@@ -79,6 +80,8 @@ export interface BillingGatewayOptions {
   dataDir?: string;
   /** Silence before a started event stream's keep-alive comment (default 15 s). */
   eventStreamKeepAliveMs?: number;
+  /** What every request adds to; none when absent. */
+  metrics?: GatewayMetrics;
 }
 
 /**
@@ -128,6 +131,9 @@ export async function startBillingGateway(
     usage: admission.usage,
     now,
     eventStreamKeepAliveMs: options.eventStreamKeepAliveMs,
+    ...(options.metrics === undefined
+      ? {}
+      : { metrics: { gateway: options.metrics, access: config.metrics } }),
   });
   return {
     app,
