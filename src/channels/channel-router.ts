@@ -1,5 +1,6 @@
 import { ChannelFailure } from './channel-failure.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { maxImagesOf } from '../domain/generation-request.js';
 import type {
   Engine,
   EngineImage,
@@ -209,8 +210,18 @@ export class ChannelRouter implements Engine {
     const config = channel.config;
     if (config.type === 'local' || (config.passThroughUrls && job.storeImages !== true))
       return images;
+    // Images past the request's count are never delivered or billed: they are counted as
+    // received, but not downloaded or stored.
+    const wanted = maxImagesOf(job.request);
     try {
-      return await rehostImages(images, config.name, job.requestId, job.signal, this.dependencies);
+      const rehosted = await rehostImages(
+        images.slice(0, wanted),
+        config.name,
+        job.requestId,
+        job.signal,
+        this.dependencies,
+      );
+      return [...rehosted, ...images.slice(wanted)];
     } catch (error) {
       if (!job.signal.aborted) {
         const detail = error instanceof Error ? error.message : String(error);

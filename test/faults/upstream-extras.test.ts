@@ -2,9 +2,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { type DashScopeBehaviour, startFakeDashScope } from '../fixtures/fake-dashscope.js';
+import {
+  type DashScopeBehaviour,
+  type FakeDashScope,
+  startFakeDashScope,
+} from '../fixtures/fake-dashscope.js';
 import { eventually, generate, generationBody, type Outcome } from './fault-rig.js';
 import { BACKENDS, PRICE_MICROS, startServingGateway } from './serving-gateway.js';
+
+/** How many result images the gateway has fetched from the fake to re-host them. */
+function downloads(fake: FakeDashScope): number {
+  return fake.requests.filter(
+    (request) => request.method === 'GET' && request.path.startsWith('/results/'),
+  ).length;
+}
 
 /** The image columns of a ledger row, in one comparable line. */
 function imagesOf(row: UsageRow | undefined) {
@@ -46,6 +57,7 @@ for (const [backend, target] of BACKENDS) {
       let expectedUsed = 0;
       for (const [index, { model, n, upstream }] of cases.entries()) {
         fake.script(upstream);
+        const downloadsBefore = downloads(fake);
         const outcome = await generate(serving.url, {
           authorization: token.authorization,
           body: generationBody(model, n),
@@ -53,6 +65,11 @@ for (const [backend, target] of BACKENDS) {
         });
         assert.equal(outcome.status, 200, outcome.code);
         assert.equal(outcome.imageUrls.length, n, 'never more than n images in the answer');
+        assert.equal(
+          downloads(fake) - downloadsBefore,
+          Math.min(n, upstream.images ?? 1),
+          'the extras are counted, not downloaded',
+        );
         expectedUsed += n;
         assert.deepEqual(await books.standing(token.id), { used: expectedUsed, reserved: 0 });
         const row = (await books.rows(token.id)).find(
