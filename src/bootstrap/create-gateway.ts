@@ -55,7 +55,16 @@ export async function createGateway(
     sweepIntervalMs: config.sweepIntervalMs,
     now,
   });
-  const channels = createRouter(config, { results: storage.results, log, now });
+  const { workers, queueLimit } = config.localEngine;
+  const channels = createRouter(config, {
+    results: storage.results,
+    log,
+    now,
+    localEngine: {
+      ...(workers === undefined ? {} : { workers }),
+      ...(queueLimit === undefined ? {} : { queueLimit }),
+    },
+  });
   const generation = new GenerationPipeline({
     inputs: createInputLoader({
       allowPrivateAddresses: config.allowPrivateImageUrls,

@@ -1,5 +1,5 @@
 import type { Engine, PngImage } from '../engine/engine.js';
-import { LocalEngine } from '../engine/local/local-engine.js';
+import { LocalEngine, type LocalEngineOptions } from '../engine/local/local-engine.js';
 import type { ResultStore } from '../storage/result-store.js';
 import { type Log, silentLog } from '../support/log.js';
 import {
@@ -16,6 +16,8 @@ export interface CreateRouterOptions {
   now?: () => number;
   random?: () => number;
   createLocalEngine?: () => Engine<PngImage>;
+  /** How the shared LocalEngine is sized, when the caller supplies none. */
+  localEngine?: LocalEngineOptions;
 }
 
 /**
@@ -35,15 +37,16 @@ export function createRouter(
       log: options.log ?? silentLog,
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,
-      ...localEngineDependencies(options.createLocalEngine),
+      ...localEngineDependencies(options.createLocalEngine, options.localEngine),
     },
   );
 }
 
 function localEngineDependencies(
   createLocalEngine: (() => Engine<PngImage>) | undefined,
+  sizing: LocalEngineOptions | undefined,
 ): Pick<ReloadableRouterDependencies, 'createLocalEngine' | 'closeLocalEngine'> {
   if (createLocalEngine !== undefined) return { createLocalEngine };
-  const shared = new LocalEngine();
+  const shared = new LocalEngine(sizing);
   return { createLocalEngine: () => shared, closeLocalEngine: () => shared.close() };
 }

@@ -74,6 +74,8 @@ export interface Config {
   /** Upstream channels; the built-in local channel when none are configured. */
   channels: ChannelConfig[];
   routingDeadlineMs: number;
+  /** The built-in local engine's worker threads and wait queue; undefined: sized from the cores. */
+  localEngine: { workers: number | undefined; queueLimit: number | undefined };
   /** Asynchronous tasks: how many this node runs, the queue bound, the poll interval, the lease. */
   tasks: {
     concurrency: number;

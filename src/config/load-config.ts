@@ -100,6 +100,10 @@ export function loadConfig(env: Environment = process.env): Config {
       problems,
     ),
     routingDeadlineMs: read(SETTINGS.routingDeadlineMs),
+    localEngine: {
+      workers: read(SETTINGS.localWorkers),
+      queueLimit: read(SETTINGS.localQueueLimit),
+    },
     tasks: {
       concurrency: read(SETTINGS.taskConcurrency),
       queueLimit: read(SETTINGS.taskQueueLimit),

@@ -368,6 +368,22 @@ export const SETTINGS = {
     description:
       'Asynchronous tasks this node runs at once. 0: this node accepts and answers for tasks but runs none (another node must).',
   }),
+  localWorkers: setting({
+    env: 'IMAGEGATE_LOCAL_WORKERS',
+    file: 'local_workers',
+    parse: integerSetting(1, 256),
+    default: undefined,
+    description:
+      'Worker threads of the built-in local engine. Unset: one fewer than the cores, at least one.',
+  }),
+  localQueueLimit: setting({
+    env: 'IMAGEGATE_LOCAL_QUEUE_LIMIT',
+    file: 'local_queue_limit',
+    parse: integerSetting(0, 100_000),
+    default: undefined,
+    description:
+      'Local-engine jobs that may wait for a turn while others run; one more gets 503 Overloaded at once. Unset: 16 per worker.',
+  }),
   taskQueueLimit: setting({
     env: 'IMAGEGATE_TASK_QUEUE_LIMIT',
     file: 'task_queue_limit',

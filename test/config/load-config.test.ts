@@ -39,6 +39,17 @@ describe('loadConfig', () => {
     assert.equal(config.imageFetchTimeoutMs, 20_000);
   });
 
+  it('sizes the local engine from the cores unless told, and checks what it is told', () => {
+    assert.deepEqual(loadConfig({}).localEngine, { workers: undefined, queueLimit: undefined });
+    assert.deepEqual(
+      loadConfig({ IMAGEGATE_LOCAL_WORKERS: '3', IMAGEGATE_LOCAL_QUEUE_LIMIT: '0' }).localEngine,
+      { workers: 3, queueLimit: 0 },
+    );
+    const problems = problemsOf({ IMAGEGATE_LOCAL_WORKERS: '0', IMAGEGATE_LOCAL_QUEUE_LIMIT: 'x' });
+    assert.ok(problems.some((problem) => problem.includes('IMAGEGATE_LOCAL_WORKERS')));
+    assert.ok(problems.some((problem) => problem.includes('IMAGEGATE_LOCAL_QUEUE_LIMIT')));
+  });
+
   it('admits the largest legal request by default: 9 images of 20 MiB as base64', () => {
     const base64Image = Math.ceil((20 * 1024 * 1024) / 3) * 4 + 'data:image/png;base64,'.length;
     assert.ok(DEFAULT_MAX_BODY_BYTES > 9 * base64Image + 64 * 1024);
