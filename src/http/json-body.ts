@@ -59,8 +59,8 @@ function readJsonBody(
     try {
       body = reader.finish();
     } catch (failure) {
-      if (failure instanceof InvalidJson) return done(bodyErrors.notJson());
-      throw failure;
+      // Thrown from a stream's event, anything else would end the process: it is this request's.
+      return done(failure instanceof InvalidJson ? bodyErrors.notJson() : asError(failure));
     }
     done(null, body);
   };
@@ -73,4 +73,8 @@ function readJsonBody(
   payload.on('end', onEnd);
   payload.on('error', onEnd);
   payload.resume();
+}
+
+function asError(failure: unknown): Error {
+  return failure instanceof Error ? failure : new Error(String(failure));
 }
