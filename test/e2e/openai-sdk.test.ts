@@ -151,6 +151,66 @@ describe('the OpenAI Node SDK against the gateway', () => {
     );
   });
 
+  it("takes the OpenAI options that have a meaning here, and the models' own fields as extras", async () => {
+    const answer = await client.images.generate({
+      model: MODEL_B,
+      prompt: 'a fox',
+      quality: 'standard',
+      background: 'opaque',
+      output_format: 'png',
+      moderation: 'auto',
+      user: 'end-user-7',
+      size: '1024x1024',
+      // What the SDKs send for extra_body: top-level fields, validated by the model's rules.
+      ...{ seed: 7, negative_prompt: 'people', watermark: false, prompt_extend: false },
+    } as OpenAI.ImageGenerateParamsNonStreaming);
+    assert.equal(answer.data?.length, 1);
+    const again = await client.images.generate({
+      model: MODEL_B,
+      prompt: 'a fox',
+      size: '1024x1024',
+      ...{ seed: 7, negative_prompt: 'people', watermark: false, prompt_extend: false },
+    } as OpenAI.ImageGenerateParamsNonStreaming);
+    const [first, second] = await Promise.all(
+      [answer, again].map(async (each) =>
+        Buffer.from(await (await fetch(each.data?.[0]?.url ?? '')).arrayBuffer()),
+      ),
+    );
+    assert.ok(first !== undefined && second !== undefined && first.equals(second), 'same seed');
+    await assert.rejects(
+      client.images.generate({
+        model: MODEL_B,
+        prompt: 'a fox',
+        ...{ prompt_extend: 'yes' },
+      } as OpenAI.ImageGenerateParamsNonStreaming),
+      (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError);
+        assert.equal(error.param, 'prompt_extend');
+        return true;
+      },
+    );
+  });
+
+  it('answers under the route prefix too, and /openapi.json describes the OpenAI routes', async () => {
+    const prefixed = new OpenAI({
+      apiKey: client.apiKey,
+      baseURL: baseUrl.replace(/\/v1$/, '/vendor/v1'),
+      maxRetries: 0,
+    });
+    const answer = await prefixed.images.generate({ model: MODEL_B, prompt: 'a fox', n: 1 });
+    assert.equal(answer.data?.length, 1);
+    const openapi = (await gateway.app.inject({ url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    for (const [path, method] of [
+      ['/vendor/v1/images/generations', 'post'],
+      ['/vendor/v1/images/edits', 'post'],
+      ['/vendor/v1/models', 'get'],
+      ['/vendor/v1/models/{id}', 'get'],
+    ] as const)
+      assert.ok(openapi.paths[path]?.[method] !== undefined, `${method} ${path}`);
+  });
+
   it('raises BadRequestError with our message, the OpenAI field as param and our code', async () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ model: MODEL_B, size: '1K' }, 'size', /^size: must be WIDTHxHEIGHT, got "1K"/],
