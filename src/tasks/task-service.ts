@@ -10,7 +10,7 @@ import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
 import { SubmissionClaimLost, type TaskStore } from '../store/task-store.js';
 import { IMAGE_URL_VALIDITY_SECONDS } from '../storage/signed-url.js';
 import { validateRequest } from '../validate/validate-request.js';
-import { mayRead, ownerOf } from './task-owner.js';
+import { mayRead, ownerOf, principalOfTask } from './task-owner.js';
 
 /** Tasks and their images expire together: 24 hours after the task ends. */
 export const TASK_RESULT_TTL_MS = IMAGE_URL_VALIDITY_SECONDS * 1000;
@@ -142,7 +142,8 @@ export class TaskService {
       const current = await this.options.store.find(task.id);
       throw notCancelable(task.id, current?.state ?? 'RUNNING');
     }
-    await this.options.admission.releaseReserved(principal, task.reservationId);
+    // The owner's reservation: an admin may cancel another token's task.
+    await this.options.admission.releaseReserved(principalOfTask(task), task.reservationId);
     return { ...task, state: 'CANCELED', endedAt: now };
   }
 
