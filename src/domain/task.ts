@@ -21,6 +21,10 @@ export interface TaskRecord {
   model: string;
   /** JSON of the submitted body. */
   request: string;
+  /** The DashScope workspace the submission named, for the task's ledger row. */
+  workspace: string | undefined;
+  /** The submission sent `X-DashScope-OssResourceResolve: enable`: `oss://` inputs name uploads. */
+  resolveUploads: boolean;
   reservationId: string | undefined;
   state: TaskState;
   submittedAt: number;

@@ -4,6 +4,7 @@ import { billingUnderFaultsMigration } from './migration-0003-billing-under-faul
 import { workspaceAndFrontDoorMigration } from './migration-0004-workspace-and-front-door.js';
 import { tasksMigration } from './migration-0005-tasks.js';
 import { incrementalBillingMigration } from './migration-0006-incremental-billing.js';
+import { taskContextMigration } from './migration-0007-task-context.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_workspace_and_front_door': workspaceAndFrontDoorMigration,
   '0005_tasks': tasksMigration,
   '0006_incremental_billing': incrementalBillingMigration,
+  '0007_task_context': taskContextMigration,
 };
 
 const provider: MigrationProvider = {

@@ -13,6 +13,10 @@ export interface TasksTable {
   model: string;
   /** JSON of the submitted body, validated at submission. */
   request: string;
+  /** The DashScope workspace the submission named. */
+  workspace: string | null;
+  /** 1: the submission sent `X-DashScope-OssResourceResolve: enable`. */
+  resolve_uploads: number;
   /** The quota reservation taken at submission; null when the token has no quota. */
   reservation_id: string | null;
   state: 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';

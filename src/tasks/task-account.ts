@@ -6,5 +6,6 @@ import { RequestAccount } from '../ledger/request-account.js';
 export function taskAccount(task: TaskRecord): RequestAccount {
   const account = new RequestAccount(task.requestId, task.submittedAt, task.ledgerRowId);
   account.frontDoor = DASHSCOPE_TASK_FRONT_DOOR;
+  account.workspace = task.workspace;
   return account;
 }

@@ -176,6 +176,7 @@ export class TaskRunner {
         principal,
         signal,
         account,
+        ...(task.resolveUploads ? { resolveUploads: true } : {}),
         admission: { admit: (admitted) => admission.resume(admitted, task.reservationId) },
       });
     } catch (error) {

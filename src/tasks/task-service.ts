@@ -27,6 +27,8 @@ export interface Submission {
   principal: Principal;
   /** The submission's accounting: its row becomes the task's row, written when the task ends. */
   account: RequestAccount;
+  /** `X-DashScope-OssResourceResolve: enable` was sent: the task's `oss://` inputs name uploads. */
+  resolveUploads: boolean;
 }
 
 export interface TaskListQuery {
@@ -86,6 +88,8 @@ export class TaskService {
           issuer: principal.issuer,
           model: request.model,
           request: JSON.stringify(submission.body),
+          workspace: account.workspace,
+          resolveUploads: submission.resolveUploads,
           reservationId,
           submittedAt,
           expiresAt: submittedAt + TASK_RESULT_TTL_MS,

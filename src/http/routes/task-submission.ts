@@ -5,6 +5,7 @@ import { invalidParameter } from '../../errors/gateway-error.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import { principalOf } from '../authentication-hook.js';
 import { accountOf } from '../ledger-hooks.js';
+import { resolvesUploads } from '../upload-headers.js';
 
 /** The answer to a task submission (docs/api.md §11.1). */
 export interface TaskReceipt {
@@ -39,6 +40,7 @@ export async function submitTask(
     requestId: request.id,
     principal: principalOf(request),
     account,
+    resolveUploads: resolvesUploads(request.headers),
   });
   return receipt(taskId, request.id);
 }
