@@ -56,6 +56,31 @@ describe('the headers of a task submission, when the task runs later', () => {
     assert.equal(done.output?.task_status, 'SUCCEEDED', JSON.stringify(done.output));
   });
 
+  it('X-DashScope-Async on the multimodal-generation path makes a task, not a synchronous answer', async (t) => {
+    const { url, token, sdk } = await gatewayWithTasks(t);
+    const response = await fetch(
+      `${url}/vendor/api/v1/services/aigc/multimodal-generation/generation`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'X-DashScope-Async': 'enable',
+        },
+        body: JSON.stringify({
+          model: MODEL_B,
+          input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse' }] }] },
+        }),
+      },
+    );
+    assert.equal(response.status, 200);
+    const answer = (await response.json()) as { output: Record<string, unknown> };
+    assert.deepEqual(Object.keys(answer.output).sort(), ['task_id', 'task_status']);
+    assert.equal(answer.output.task_status, 'PENDING');
+    const done = await sdk.wait(String(answer.output.task_id));
+    assert.equal(done.output?.task_status, 'SUCCEEDED');
+  });
+
   it('X-DashScope-WorkSpace is recorded in the task ledger row', async (t) => {
     const { gateway, tokenId, sdk } = await gatewayWithTasks(t);
     const submitted = await sdk.asyncCall(
