@@ -3,12 +3,18 @@ import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
 import { DashScopeSdk } from '../helpers/dashscope-sdk.js';
 import { getPolicy, type UploadCertificate, uploadFile } from '../helpers/sdk-uploads.js';
+import { TASK_RESULT_TTL_MS } from '../../src/tasks/task-service.js';
+import { eventually } from '../helpers/billing-gateway.js';
 import { startTestGateway } from '../helpers/test-gateway.js';
 import { testImage } from './e2e-helpers.js';
 
-async function gatewayWithTasks(t: TestContext) {
+async function gatewayWithTasks(
+  t: TestContext,
+  options: { now?: () => number; env?: Record<string, string> } = {},
+) {
   const gateway = await startTestGateway({
-    env: { IMAGEGATE_TASK_POLL_MS: '50', IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '0' },
+    env: { IMAGEGATE_TASK_POLL_MS: '50', IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '0', ...options.env },
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   t.after(() => gateway.close());
   const url = await gateway.listen();
@@ -79,6 +85,41 @@ describe('the headers of a task submission, when the task runs later', () => {
     assert.equal(answer.output.task_status, 'PENDING');
     const done = await sdk.wait(String(answer.output.task_id));
     assert.equal(done.output?.task_status, 'SUCCEEDED');
+  });
+
+  it('a finished task is swept with its images, once they expire', async (t) => {
+    const clock = { now: Date.now() };
+    const { gateway, sdk } = await gatewayWithTasks(t, { now: () => clock.now });
+    const submitted = await sdk.asyncCall(MODEL_B, [
+      { role: 'user', content: [{ text: 'a lighthouse' }] },
+    ]);
+    const taskId = String(submitted.output?.task_id);
+    assert.equal((await sdk.wait(taskId)).output?.task_status, 'SUCCEEDED');
+    const rows = () =>
+      gateway.services.database.db
+        .selectFrom('tasks')
+        .select('id')
+        .where('id', '=', taskId)
+        .execute();
+    assert.equal((await rows()).length, 1);
+    // Past the images' 24 hours and the sweep's interval: the next poll deletes it.
+    clock.now += TASK_RESULT_TTL_MS + 2 * 60_000;
+    await eventually(async () => (await rows()).length === 0);
+    assert.equal((await sdk.fetch(taskId)).status_code, 404);
+  });
+
+  it('the upload certificate names the public base URL when one is set', async (t) => {
+    const { url, token } = await gatewayWithTasks(t, {
+      env: { IMAGEGATE_PUBLIC_BASE_URL: 'https://images.example.com/gw' },
+    });
+    const policy = await getPolicy(
+      Number(new URL(url).port),
+      '/vendor',
+      MODEL_B,
+      `Bearer ${token}`,
+    );
+    const certificate = (JSON.parse(policy.body) as { data: UploadCertificate }).data;
+    assert.match(certificate.upload_host, /^https:\/\/images\.example\.com\/gw\/vendor\//);
   });
 
   it('X-DashScope-WorkSpace is recorded in the task ledger row', async (t) => {
