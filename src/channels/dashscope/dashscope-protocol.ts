@@ -51,7 +51,7 @@ export function dashScopeBody(job: EngineJob, upstreamModel: string): DashScopeB
  * data URLs of checked images (up to nine of 27 MB) are never copied whole. Their base64 passed
  * the inputs stage's strict check, so it needs no JSON escaping.
  */
-export function dashScopeBodyBytes(job: EngineJob, upstreamModel: string): StreamedBody {
+export function dashScopeBodyBytes(job: EngineJob, upstreamModel: string): Buffer | StreamedBody {
   return streamedJson(
     bodyOf(job, upstreamModel, (mime, base64, checked) =>
       checked
