@@ -55,9 +55,11 @@ export class UpstreamHttp {
    */
   send(outgoing: HttpRequest): Promise<HttpOutcome> {
     return new Promise((resolve) => {
-      new WholeAnswer(this.agent, outgoing, resolve).start();
+      new WholeAnswer(this.agent, outgoing, this.targets, resolve).start();
     });
   }
+
+  private readonly targets = new DispatchTargets();
 
   /** A GET whose body the caller streams; the caller must consume or destroy it. */
   async stream(url: string, signal: AbortSignal): Promise<HttpStream> {
@@ -84,6 +86,34 @@ export class UpstreamHttp {
   }
 }
 
+/** Where undici sends a URL: its origin, and its path with the query. */
+interface DispatchTarget {
+  origin: string;
+  path: string;
+}
+
+/**
+ * URLs split for `dispatch`, by their text. A channel sends every call to the same URL, and
+ * parsing it anew each time showed in profiles. Polls of tasks have URLs of their own: past
+ * `MAX_TARGETS` the memory starts afresh rather than grow.
+ */
+class DispatchTargets {
+  private readonly targets = new Map<string, DispatchTarget>();
+
+  of(text: string): DispatchTarget {
+    let target = this.targets.get(text);
+    if (target === undefined) {
+      const url = new URL(text);
+      target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+      if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+      this.targets.set(text, target);
+    }
+    return target;
+  }
+}
+
+const MAX_TARGETS = 256;
+
 /** Collects one answer for `send`, and settles it exactly once. */
 class WholeAnswer implements Dispatcher.DispatchHandler {
   private abort: ((reason?: Error) => void) | undefined;
@@ -103,6 +133,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   constructor(
     private readonly agent: Agent,
     private readonly outgoing: HttpRequest,
+    private readonly targets: DispatchTargets,
     private readonly resolve: (outcome: HttpOutcome) => void,
   ) {
     this.requestSent = outgoing.body === undefined;
@@ -113,12 +144,12 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
     if (signal.aborted) return this.fail(abortReason(signal));
     signal.addEventListener('abort', this.onAbort);
     const body = this.outgoing.body;
-    const url = new URL(this.outgoing.url);
     try {
+      const { origin, path } = this.targets.of(this.outgoing.url);
       this.agent.dispatch(
         {
-          origin: url.origin,
-          path: `${url.pathname}${url.search}`,
+          origin,
+          path,
           method: this.outgoing.method,
           headers:
             body === undefined
