@@ -64,13 +64,19 @@ export interface GatePass {
   release(): Promise<void>;
 }
 
+/** The pass of a request that holds no slot: there is nothing to free. */
+export const NO_SLOT: GatePass = { release: async () => undefined };
+
 /**
  * Rate and concurrency limits, decided from the token alone, before the request's body is read:
  * a caller over its limits never costs the gateway its upload.
  */
 export interface RequestGate {
-  /** Throws 429 Throttling.RateQuota when the token is over a limit. */
-  pass(principal: Principal, account: RequestAccount): Promise<GatePass>;
+  /**
+   * Rejects with 429 Throttling.RateQuota when the token is over a limit. A token known to have
+   * neither a rate nor a concurrency limit passes at once, without a promise.
+   */
+  pass(principal: Principal, account: RequestAccount): GatePass | Promise<GatePass>;
 }
 
 /** Which models a caller may use, for listing them (GET /v1/models). */

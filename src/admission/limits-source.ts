@@ -7,4 +7,6 @@ import type { TokenLimits } from '../domain/token-limits.js';
  */
 export interface LimitsSource {
   find(tokenId: string): Promise<TokenLimits | undefined>;
+  /** The limits at once when they are remembered (a TtlCache); absent: every lookup waits. */
+  peek?(tokenId: string): { value: TokenLimits | undefined } | undefined;
 }

@@ -31,6 +31,7 @@ import { Heartbeat } from '../support/heartbeat.js';
 import { rateHeaders, slotHeaders } from './rate-headers.js';
 import type { RateLimiter, SlotHold } from './rate-limiter.js';
 import { NO_LIMITS, type TokenLimits } from '../domain/token-limits.js';
+import { NO_SLOT } from './admission.js';
 
 /** The quota operations admission needs; SqlQuotaStore provides them. */
 export interface QuotaBook {
@@ -66,7 +67,6 @@ export interface TokenAdmissionOptions {
 }
 
 const MINUTE_MS = 60_000;
-const OPEN_PASS: GatePass = { release: async () => undefined };
 /** A limiter failure is reported at most this often; requests pass meanwhile (fail open). */
 const LIMITER_REPORT_EVERY_MS = 10_000;
 
@@ -95,10 +95,24 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     );
   }
 
-  async pass(principal: Principal, account: RequestAccount): Promise<GatePass> {
+  pass(principal: Principal, account: RequestAccount): GatePass | Promise<GatePass> {
     const tokenId = principal.tokenId;
-    if (tokenId === undefined) return OPEN_PASS;
-    const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
+    if (tokenId === undefined) return NO_SLOT;
+    const remembered = this.options.limits.peek?.(tokenId);
+    if (remembered === undefined) return this.passUnder(tokenId, undefined, account);
+    const limits = remembered.value ?? NO_LIMITS;
+    if (limits.maxConcurrent === undefined && limits.requestsPerMinute === undefined)
+      return NO_SLOT;
+    return this.passUnder(tokenId, limits, account);
+  }
+
+  /** `limits`: as just looked up; undefined: not at hand yet. */
+  private async passUnder(
+    tokenId: string,
+    known: TokenLimits | undefined,
+    account: RequestAccount,
+  ): Promise<GatePass> {
+    const limits = known ?? (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
     const slot = await this.takeSlot(tokenId, limits);
     try {
       await this.countRequest(tokenId, limits, account);
@@ -106,7 +120,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
       if (slot !== undefined) await this.releaseSlot(slot);
       throw error;
     }
-    if (slot === undefined) return OPEN_PASS;
+    if (slot === undefined) return NO_SLOT;
     let released = false;
     return {
       release: async () => {

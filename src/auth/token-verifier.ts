@@ -70,17 +70,33 @@ export class TokenVerifier {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async verifyAuthorization(header: string | undefined): Promise<Principal> {
-    if (header === undefined || header === '')
-      throw unauthorized('Authorization header is missing');
-    const match = /^Bearer +([^\s]+)\s*$/i.exec(header);
-    if (match === null) throw unauthorized('Authorization header must be "Bearer <token>"');
-    return this.verify(match[1] as string);
+  /** Rejects (never throws) with InvalidApiKey; answers at once when the caller is remembered. */
+  verifyAuthorization(header: string | undefined): Principal | Promise<Principal> {
+    try {
+      if (header === undefined || header === '')
+        throw unauthorized('Authorization header is missing');
+      const match = /^Bearer +([^\s]+)\s*$/i.exec(header);
+      if (match === null) throw unauthorized('Authorization header must be "Bearer <token>"');
+      return this.verify(match[1] as string);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
-  async verify(token: string): Promise<Principal> {
+  /**
+   * At once when the token's signature and its row are both remembered, a promise otherwise.
+   * Throws at once when the remembered row refuses the token.
+   */
+  private verify(token: string): Principal | Promise<Principal> {
     const verified = this.verified.get(token);
-    if (verified !== undefined) return this.gatewayPrincipal(verified);
+    if (verified === undefined) return this.verifyUnseen(token);
+    const remembered = this.tokens.peek(verified.jti);
+    return remembered === undefined
+      ? this.gatewayPrincipal(verified)
+      : this.principalOfRow(remembered.value);
+  }
+
+  private async verifyUnseen(token: string): Promise<Principal> {
     let algorithm: string | undefined;
     try {
       algorithm = decodeProtectedHeader(token).alg;
@@ -108,7 +124,10 @@ export class TokenVerifier {
 
   /** The row, not the signed claims, decides whether a gateway token is still good. */
   private async gatewayPrincipal(claims: GatewayClaims): Promise<Principal> {
-    const record = await this.tokens.find(claims.jti);
+    return this.principalOfRow(await this.tokens.find(claims.jti));
+  }
+
+  private principalOfRow(record: TokenRecord | undefined): Principal {
     if (record === undefined) throw unauthorized('token is not known to this gateway');
     if (record.revokedAt !== undefined) throw unauthorized('token has been revoked');
     if (record.expiresAt !== undefined && record.expiresAt <= this.now())
