@@ -31,6 +31,21 @@ describe('TtlCache', () => {
     assert.deepEqual(source.reads, ['a', 'a']);
   });
 
+  it('peeks at what it remembers, at once and under the same time limit, never asking the source', async () => {
+    let now = 1;
+    const source = countingSource();
+    const cache = new TtlCache(source, 1000, () => now);
+    assert.equal(cache.peek('a'), undefined);
+    assert.equal(await cache.find('a'), 'a@1');
+    assert.deepEqual(cache.peek('a'), { value: 'a@1' });
+    await cache.find('missing');
+    assert.deepEqual(cache.peek('missing'), { value: undefined });
+    now = 1002;
+    assert.equal(cache.peek('a'), undefined);
+    assert.deepEqual(source.reads, ['a', 'missing']);
+    assert.equal(new TtlCache(source, 0, () => now).peek('a'), undefined);
+  });
+
   it('remembers that a key has no answer', async () => {
     const source = countingSource();
     const cache = new TtlCache(source, 1000, () => 5_000);
