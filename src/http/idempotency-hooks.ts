@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerationResult } from '../generation/generation-service.js';
 import { fingerprintOf, taskFingerprintOf } from '../idempotency/fingerprint.js';
 import { wantsTask } from './async-header.js';
@@ -32,50 +32,74 @@ export function honourIdempotencyKeys(scope: FastifyInstance, keys: IdempotencyK
   scope.decorateRequest('idempotencyClaim', undefined);
   scope.decorateRequest('idempotentReplay', undefined);
 
-  scope.addHook('preHandler', async (request, reply) => {
-    const { principal, account } = request;
-    if (principal === undefined) return;
-    const key = checkIdempotencyKey(request.headers['idempotency-key']);
-    if (key === undefined) return;
-    const waiting = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) waiting.abort();
-    };
-    reply.raw.once('close', onClose);
-    const started = await keys
-      .start({
-        scope: principal.tokenId ?? `account:${principal.account}`,
-        key,
-        fingerprint: wantsTask(request.headers)
-          ? taskFingerprintOf(request.body)
-          : fingerprintOf(request.body),
-        requestId: request.id,
-        signal: waiting.signal,
-      })
-      .finally(() => reply.raw.off('close', onClose));
-    if (started.kind === 'run') {
-      const { claim } = started;
-      request.idempotencyClaim = claim;
-      if (account !== undefined) account.idempotency = claim.fence;
-      // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again.
-      reply.raw.once('close', () => void claim.finish());
-      return;
+  // Most requests carry no key: they pass in the same turn, without the promise of an async hook.
+  scope.addHook('preHandler', (request, reply, done) => {
+    if (request.principal === undefined || request.headers['idempotency-key'] === undefined)
+      return done();
+    let key;
+    try {
+      key = checkIdempotencyKey(request.headers['idempotency-key']);
+    } catch (error) {
+      return done(error as Error);
     }
-    const { outcome } = started;
-    if (outcome.kind === 'result') {
-      request.idempotentReplay = {
-        result: JSON.parse(outcome.result) as GenerationResult,
-        requestId: outcome.requestId,
-      };
-      reply.header('idempotent-replayed', 'true');
-      return;
-    }
-    // A response stored whole by an earlier version of the gateway: replayed byte for byte.
-    if (account !== undefined) account.replayed = true;
-    const { response } = outcome;
-    for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
-    reply.header('idempotent-replayed', 'true');
-    reply.code(response.status).send(response.body);
-    return reply;
+    if (key === undefined) return done();
+    // A request answered here (a stored response replayed) goes no further: done is not called.
+    claimOrReplay(keys, request, reply, key).then((answered) => {
+      if (!answered) done();
+    }, done);
   });
+}
+
+/**
+ * The first request with `key` claims it and runs; a repeat waits for it and gets its result. True
+ * when the request was answered here and must go no further.
+ */
+async function claimOrReplay(
+  keys: IdempotencyKeys,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  key: string,
+): Promise<boolean> {
+  const { principal, account } = request;
+  if (principal === undefined) return false;
+  const waiting = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) waiting.abort();
+  };
+  reply.raw.once('close', onClose);
+  const started = await keys
+    .start({
+      scope: principal.tokenId ?? `account:${principal.account}`,
+      key,
+      fingerprint: wantsTask(request.headers)
+        ? taskFingerprintOf(request.body)
+        : fingerprintOf(request.body),
+      requestId: request.id,
+      signal: waiting.signal,
+    })
+    .finally(() => reply.raw.off('close', onClose));
+  if (started.kind === 'run') {
+    const { claim } = started;
+    request.idempotencyClaim = claim;
+    if (account !== undefined) account.idempotency = claim.fence;
+    // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again.
+    reply.raw.once('close', () => void claim.finish());
+    return false;
+  }
+  const { outcome } = started;
+  if (outcome.kind === 'result') {
+    request.idempotentReplay = {
+      result: JSON.parse(outcome.result) as GenerationResult,
+      requestId: outcome.requestId,
+    };
+    reply.header('idempotent-replayed', 'true');
+    return false;
+  }
+  // A response stored whole by an earlier version of the gateway: replayed byte for byte.
+  if (account !== undefined) account.replayed = true;
+  const { response } = outcome;
+  for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
+  reply.header('idempotent-replayed', 'true');
+  reply.code(response.status).send(response.body);
+  return true;
 }

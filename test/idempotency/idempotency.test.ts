@@ -210,6 +210,38 @@ describe('Idempotency-Key', () => {
     assert.equal(gateway.engine.calls, 1);
   });
 
+  it('replays a whole response stored by an earlier version byte for byte, without generating', async (t) => {
+    const gateway = await open(t);
+    const { id, authorization } = await gateway.token();
+    const body = modelABody();
+    await new SqlIdempotencyStore(gateway.services.database).claim({
+      scope: id,
+      key: 'stored-whole',
+      fingerprint: fingerprintOf(body),
+      owner: 'old-node/claim',
+      requestId: 'old-request',
+      now: Date.now(),
+      leaseUntil: Date.now() + 60_000,
+      expiresAt: Date.now() + 3_600_000,
+    });
+    const stored = '{"output":{"stored":"by an earlier version"},"request_id":"old-request"}';
+    await gateway.services.database.db
+      .updateTable('idempotency_keys')
+      .set({
+        state: 'done',
+        status: 200,
+        response_body: stored,
+        response_headers: JSON.stringify({ 'content-type': 'application/json; charset=utf-8' }),
+      })
+      .where('idempotency_key', '=', 'stored-whole')
+      .execute();
+    const response = await post(gateway, authorization, body, 'stored-whole');
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.body, stored);
+    assert.equal(response.headers['idempotent-replayed'], 'true');
+    assert.equal(gateway.engine.calls, 0);
+  });
+
   it('makes a repeat on another node wait for the first and replay it (PostgreSQL)', async (t) => {
     const database = await postgresTarget(t);
     if (database === undefined) return;
