@@ -1,5 +1,5 @@
-import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher, request, util } from 'undici';
+import { Readable } from 'node:stream';
+import { Agent, type Dispatcher, util } from 'undici';
 import type { StreamedBody } from './streamed-json.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -18,8 +18,11 @@ export interface HttpRequest {
 export type HttpOutcome =
   { kind: 'response'; status: number; headers: ResponseHeaders; body: Buffer } | HttpFailure;
 
-export type HttpStream =
-  { kind: 'response'; status: number; headers: ResponseHeaders; body: Readable } | HttpFailure;
+/** A download: read whole when it declared a small enough length, else a stream to consume. */
+export type HttpDownload =
+  | { kind: 'response'; status: number; headers: ResponseHeaders; body: Buffer }
+  | { kind: 'stream'; status: number; headers: ResponseHeaders; body: Readable }
+  | HttpFailure;
 
 export interface HttpFailure {
   kind: 'failed';
@@ -61,24 +64,15 @@ export class UpstreamHttp {
 
   private readonly targets = new DispatchTargets();
 
-  /** A GET whose body the caller streams; the caller must consume or destroy it. */
-  async stream(url: string, signal: AbortSignal): Promise<HttpStream> {
-    try {
-      const response = await request(url, {
-        method: 'GET',
-        signal,
-        dispatcher: this.agent,
-        headers: { accept: 'image/png,image/*;q=0.8' },
-      });
-      return {
-        kind: 'response',
-        status: response.statusCode,
-        headers: response.headers,
-        body: response.body,
-      };
-    } catch (error) {
-      return describeFailure(error, true, signal);
-    }
+  /**
+   * A GET of an image. An answer that declares a length of at most `wholeMaxBytes` is read whole,
+   * as `send` reads one; any other comes as a stream, which the caller must consume or destroy.
+   * The signal ends either, a stream by destroying it with the signal's reason.
+   */
+  download(url: string, signal: AbortSignal, wholeMaxBytes: number): Promise<HttpDownload> {
+    return new Promise((resolve) => {
+      new DownloadAnswer(this.agent, url, signal, wholeMaxBytes, resolve).start();
+    });
   }
 
   close(): Promise<void> {
@@ -221,6 +215,125 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.outgoing.signal.removeEventListener('abort', this.onAbort);
+    this.resolve(outcome);
+  }
+}
+
+/** Collects one download for `download`, or hands it over as a stream once it is too long. */
+class DownloadAnswer implements Dispatcher.DispatchHandler {
+  private abort: ((reason?: Error) => void) | undefined;
+  private status = 0;
+  private headers: ResponseHeaders = {};
+  private resume: (() => void) | undefined;
+  private chunks: Buffer[] = [];
+  private received = 0;
+  private stream: Readable | undefined;
+  private ended = false;
+  private settled = false;
+  private readonly onAbort = () => {
+    const reason = abortReason(this.signal);
+    this.fail(reason);
+    this.stream?.destroy(reason);
+    this.abort?.(reason);
+  };
+
+  constructor(
+    private readonly agent: Agent,
+    private readonly url: string,
+    private readonly signal: AbortSignal,
+    private readonly wholeMaxBytes: number,
+    private readonly resolve: (outcome: HttpDownload) => void,
+  ) {}
+
+  start(): void {
+    if (this.signal.aborted) return this.fail(abortReason(this.signal));
+    this.signal.addEventListener('abort', this.onAbort);
+    try {
+      const url = new URL(this.url);
+      this.agent.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: 'GET',
+          headers: { accept: 'image/png,image/*;q=0.8' },
+        },
+        this,
+      );
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled && this.stream === undefined) abort(new Error('already settled'));
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    const headers = util.parseHeaders(rawHeaders) as ResponseHeaders;
+    const declared = Number(headers['content-length']);
+    if (Number.isSafeInteger(declared) && declared <= this.wholeMaxBytes) {
+      this.status = status;
+      this.headers = headers;
+      return true;
+    }
+    this.resume = resume;
+    const stream = new Readable({
+      read: () => this.resume?.(),
+      destroy: (error, callback) => {
+        // Destroyed by its reader before its end: nobody wants the rest.
+        if (!this.ended) this.abort?.(error ?? new Error('download abandoned'));
+        this.signal.removeEventListener('abort', this.onAbort);
+        callback(error);
+      },
+    });
+    this.stream = stream;
+    this.settle({ kind: 'stream', status, headers, body: stream }, false);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.stream !== undefined) return this.stream.push(chunk);
+    this.received += chunk.length;
+    if (this.received > this.wholeMaxBytes) {
+      this.fail(new Error(`image longer than its Content-Length`));
+      this.abort?.(new Error('answer over its declared length'));
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.ended = true;
+    if (this.stream !== undefined) {
+      this.stream.push(null);
+      this.signal.removeEventListener('abort', this.onAbort);
+      return;
+    }
+    this.settle({
+      kind: 'response',
+      status: this.status,
+      headers: this.headers,
+      body: this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks),
+    });
+  }
+
+  onError(error: Error): void {
+    this.ended = true;
+    if (this.stream !== undefined) this.stream.destroy(error);
+    else this.fail(error);
+  }
+
+  private fail(error: unknown): void {
+    this.settle(describeFailure(error, true, this.signal));
+  }
+
+  /** `stopListening`: false while a handed-over stream still follows the signal. */
+  private settle(outcome: HttpDownload, stopListening = true): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (stopListening) this.signal.removeEventListener('abort', this.onAbort);
     this.resolve(outcome);
   }
 }
