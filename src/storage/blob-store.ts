@@ -40,6 +40,12 @@ export interface BlobObject extends BlobHead {
 export interface BlobStore {
   /** Stores the bytes under `key`, replacing any object there. Streams are not buffered whole. */
   put(key: BlobKey, body: Buffer | Readable): Promise<BlobHead>;
+  /**
+   * Stores the bytes under a fresh, unguessable key that no reader can know before this resolves,
+   * so the write needs no all-or-nothing replace. What a failed or interrupted write leaves under
+   * the key is never read, and is swept with its folder.
+   */
+  putNew(key: BlobKey, body: Buffer | Readable): Promise<BlobHead>;
   /** The object as a stream, or undefined when there is none. */
   get(key: BlobKey): Promise<BlobObject | undefined>;
   /** The object's size, or undefined when there is none. */

@@ -31,9 +31,10 @@ function isMissing(error: unknown): boolean {
 }
 
 /**
- * Objects as files under `<dataDir>/images/<folder>/<name>`. A write goes to a temporary file in
+ * Objects as files under `<dataDir>/images/<folder>/<name>`. A `put` goes to a temporary file in
  * the target folder (same file system, so the rename is atomic) and is flushed before it is
- * renamed into place; temporary names start with a dot, which no key can.
+ * renamed into place; temporary names start with a dot, which no key can. A `putNew` writes and
+ * flushes the file under its own name: nobody can ask for it before it is whole.
  */
 export class DiskBlobStore implements BlobStore {
   readonly root: string;
@@ -49,36 +50,71 @@ export class DiskBlobStore implements BlobStore {
     return path.join(this.root, ...key.split('/'));
   }
 
+  /**
+   * Written straight under its name, flushed, with no temporary file or rename: one file-system
+   * operation fewer per generated image. Flushing the new file also makes its name durable.
+   */
+  async putNew(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
+    const target = this.pathOf(key);
+    return this.writing(
+      body,
+      async () => ({ size: await this.writeInto(target, body) }),
+      async (error) => {
+        // An object that was there already is not ours to remove.
+        if ((error as NodeJS.ErrnoException | null)?.code !== 'EEXIST')
+          await rm(target, { force: true });
+      },
+    );
+  }
+
   async put(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
     const target = this.pathOf(key);
+    const temporary = path.join(
+      path.dirname(target),
+      `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
+    );
+    return this.writing(
+      body,
+      async () => {
+        const size = await this.writeInto(temporary, body);
+        await rename(temporary, target);
+        return { size };
+      },
+      () => rm(temporary, { force: true }),
+    );
+  }
+
+  /** Runs `write`; when it fails, a stream body is destroyed and `cleanUp` removes what it left. */
+  private async writing(
+    body: Buffer | Readable,
+    write: () => Promise<BlobHead>,
+    cleanUp: (error: unknown) => Promise<void>,
+  ): Promise<BlobHead> {
     // Until the pipeline listens, a source error would be an uncaught exception; the pipeline
     // still sees the error, because it checks the stream's state when it starts.
     const ignoreUntilPiped = () => {};
     if (!Buffer.isBuffer(body)) body.on('error', ignoreUntilPiped);
-    const folder = path.dirname(target);
-    const temporary = path.join(
-      folder,
-      `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
-    );
     try {
-      let size: number;
-      try {
-        size = await this.writeFlushed(temporary, body, folder);
-      } catch (error) {
-        // The folder this store remembered making is gone (removed by hand: the sweeper only
-        // removes folders whose hour is over). A buffer can be written again; a stream is spent.
-        if (!isMissing(error) || !this.folders.delete(folder) || !Buffer.isBuffer(body))
-          throw error;
-        size = await this.writeFlushed(temporary, body, folder);
-      }
-      await rename(temporary, target);
-      return { size };
+      return await write();
     } catch (error) {
       if (!Buffer.isBuffer(body)) body.destroy();
-      await rm(temporary, { force: true });
+      await cleanUp(error);
       throw error;
     } finally {
       if (!Buffer.isBuffer(body)) body.off('error', ignoreUntilPiped);
+    }
+  }
+
+  /** Writes and flushes `file` in its folder, making the folder again if it was removed. */
+  private async writeInto(file: string, body: Buffer | Readable): Promise<number> {
+    const folder = path.dirname(file);
+    try {
+      return await this.writeFlushed(file, body, folder);
+    } catch (error) {
+      // The folder this store remembered making is gone (removed by hand: the sweeper only
+      // removes folders whose hour is over). A buffer can be written again; a stream is spent.
+      if (!isMissing(error) || !this.folders.delete(folder) || !Buffer.isBuffer(body)) throw error;
+      return this.writeFlushed(file, body, folder);
     }
   }
 

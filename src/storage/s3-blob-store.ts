@@ -118,6 +118,11 @@ export class S3BlobStore implements BlobStore {
     return `${this.prefix}${key}`;
   }
 
+  /** An object PUT is all-or-nothing already: a new object is written as any other. */
+  putNew(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
+    return this.put(key, body);
+  }
+
   async put(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
     const objectKey = this.objectKey(key);
     if (Buffer.isBuffer(body)) {

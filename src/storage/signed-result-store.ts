@@ -13,7 +13,7 @@ export class SignedResultStore implements ResultStore {
 
   async save(png: Buffer | Readable): Promise<string> {
     const image = this.urls.issue();
-    await this.blobs.put(objectKeyOf(image.id, image.expiresAt), png);
+    await this.blobs.putNew(objectKeyOf(image.id, image.expiresAt), png);
     return this.urls.urlOf(image);
   }
 }

@@ -109,6 +109,30 @@ for (const backend of BACKENDS) {
       assert.equal(await store.head('f2/broken.png'), undefined);
     });
 
+    it('stores a new object, a Buffer or a stream, under a fresh key (putNew)', async () => {
+      const bytes = randomBytes(200_000);
+      assert.deepEqual(await store.putNew('f3/new-buffer.png', bytes), { size: 200_000 });
+      assert.deepEqual(await store.putNew('f3/new-stream.png', chunked(bytes, 9_000)), {
+        size: 200_000,
+      });
+      for (const key of ['f3/new-buffer.png', 'f3/new-stream.png'] as const) {
+        const object = await store.get(key);
+        assert.ok(object, key);
+        assert.deepEqual(await bytesOf(object.stream), bytes, key);
+      }
+    });
+
+    it('leaves nothing under a fresh key whose stream fails (putNew)', async () => {
+      const failing = new Readable({
+        read() {
+          this.push(randomBytes(1000));
+          this.destroy(new Error('source broke'));
+        },
+      });
+      await assert.rejects(store.putNew('f3/broken.png', failing), /source broke/);
+      assert.equal(await store.head('f3/broken.png'), undefined);
+    });
+
     it('refuses keys that could escape the store or name temporary files', async () => {
       for (const key of [
         '../x/y.png',
@@ -121,6 +145,7 @@ for (const backend of BACKENDS) {
         'a\\b/c',
       ]) {
         await assert.rejects(store.put(key as BlobKey, Buffer.from('x')), TypeError, key);
+        await assert.rejects(store.putNew(key as BlobKey, Buffer.from('x')), TypeError, key);
         await assert.rejects(store.get(key as BlobKey), TypeError, key);
       }
       await assert.rejects(store.deleteFolder('..'), TypeError);

@@ -47,6 +47,17 @@ describe('DiskBlobStore on its own', () => {
     assert.deepEqual(await readdir(path.join(dataDir, 'images', 'failed')), []);
   });
 
+  it('writes a new object under its own name, with no temporary file, and never over another', async () => {
+    const source = new PassThrough();
+    const writing = store.putNew('new/direct.png', source);
+    if (!source.write(Buffer.alloc(64 * 1024, 1))) await once(source, 'drain');
+    assert.deepEqual(await readdir(path.join(dataDir, 'images', 'new')), ['direct.png']);
+    source.end(Buffer.alloc(64 * 1024, 2));
+    assert.deepEqual(await writing, { size: 128 * 1024 });
+    await assert.rejects(store.putNew('new/direct.png', Buffer.from('other')), { code: 'EEXIST' });
+    assert.deepEqual(await store.head('new/direct.png'), { size: 128 * 1024 });
+  });
+
   it('lists no folders before anything was stored', async () => {
     const empty = new DiskBlobStore(path.join(dataDir, 'fresh'));
     assert.deepEqual(await empty.listFolders(), []);
