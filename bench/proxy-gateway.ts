@@ -11,6 +11,8 @@ import { type Children, hasExited } from './proxy-children.js';
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const START_TIMEOUT_MS = 30_000;
+/** Under valgrind the gateway starts some fifty times slower. */
+const WRAPPED_START_TIMEOUT_MS = 300_000;
 const KEY_VARIABLE = 'BENCH_DASHSCOPE_KEY';
 
 export type LogLevel = 'warn' | 'info';
@@ -23,6 +25,8 @@ export interface GatewaySetup {
   env?: Record<string, string>;
   /** Limit options of `token create`; none: a token without limits. */
   tokenLimits?: readonly string[];
+  /** A command the gateway runs under (e.g. valgrind and its options); it starts slower then. */
+  wrapper?: readonly string[];
 }
 
 export interface RunningGateway {
@@ -104,7 +108,8 @@ export async function startGateway(
   );
   const logFile = path.join(directory, 'gateway.log');
   const log = openSync(logFile, 'w');
-  const child = children.spawn(process.execPath, [path.join(ROOT, 'dist/main.js')], {
+  const command = [...(setup.wrapper ?? []), process.execPath, path.join(ROOT, 'dist/main.js')];
+  const child = children.spawn(command[0] as string, command.slice(1), {
     cwd: ROOT,
     env,
     stdio: ['ignore', log, log],
@@ -115,7 +120,11 @@ export async function startGateway(
     await rm(directory, { recursive: true, force: true });
   };
   try {
-    const url = await listeningUrl(logFile, () => hasExited(child));
+    const url = await listeningUrl(
+      logFile,
+      () => hasExited(child),
+      setup.wrapper === undefined ? START_TIMEOUT_MS : WRAPPED_START_TIMEOUT_MS,
+    );
     return { url, pid: child.pid as number, authorization: `Bearer ${token.trim()}`, stop };
   } catch (error) {
     await stop();
@@ -136,15 +145,19 @@ function inheritedEnv(): Record<string, string> {
   );
 }
 
-async function listeningUrl(logFile: string, exited: () => boolean): Promise<string> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
+async function listeningUrl(
+  logFile: string,
+  exited: () => boolean,
+  timeoutMs: number,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const logs = await readFile(logFile, 'utf8');
     const match = /listening on (http:\/\/\S+)/.exec(logs);
     if (match !== null) return match[1] as string;
     if (exited()) throw new Error(`the gateway exited before listening:\n${logs}`);
     if (Date.now() > deadline)
-      throw new Error(`the gateway did not listen within ${START_TIMEOUT_MS} ms:\n${logs}`);
+      throw new Error(`the gateway did not listen within ${timeoutMs} ms:\n${logs}`);
     await sleep(50);
   }
 }

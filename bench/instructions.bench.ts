@@ -1,0 +1,129 @@
+// Instructions per request of the built gateway, counted by valgrind's callgrind: the CPU cost of
+// one request alone, as a number that does not move with the machine's load. Timed CPU figures
+// (the proxy bench) swing by a fifth between runs on a shared VM; this count repeats to within a
+// few tenths of a percent, so a change of a few percent can be seen, and compared across commits.
+//   npm run bench -- instructions
+//   INSTRUCTIONS_WARMUP=N INSTRUCTIONS_COUNTED=N   requests before counting, and counted
+// What it counts: user-space instructions of every thread of the gateway (main thread, libuv's
+// pool, V8's compiler and GC threads), between the first and last counted request, sent one after
+// another on one kept-alive connection. Not counted: the kernel (system calls, the disk, the
+// network stack). The gateway is still compiling hot code after a few hundred requests, and that
+// work is counted too: compare figures taken with the same warm-up only.
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { SYNC_PATH } from '../src/channels/dashscope/dashscope-protocol.js';
+import { MODEL_A } from '../src/domain/models.js';
+import type { BenchRow } from './bench-row.js';
+import { Children } from './proxy-children.js';
+import { post } from './proxy-client.js';
+import { startFakeUpstream } from './proxy-fake-control.js';
+import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
+
+const run = promisify(execFile);
+const WARMUP = Number(process.env.INSTRUCTIONS_WARMUP ?? 300);
+const COUNTED = Number(process.env.INSTRUCTIONS_COUNTED ?? 300);
+
+const BODY = JSON.stringify({
+  model: MODEL_A,
+  input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
+  parameters: { n: 1 },
+});
+
+const SETUPS: { name: string; setup: GatewaySetup }[] = [
+  { name: 'pass_through_urls', setup: { passThroughUrls: true, logLevel: 'warn' } },
+  { name: 'default (re-hosts a small PNG)', setup: { passThroughUrls: false, logLevel: 'warn' } },
+];
+
+export default async function bench(): Promise<BenchRow[]> {
+  if (spawnSync('valgrind', ['--version']).status !== 0) {
+    process.stderr.write('instructions bench: valgrind not installed, nothing measured\n');
+    return [];
+  }
+  await ensureBuilt();
+  const children = new Children();
+  const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-instructions-'));
+  const rows: { name: string; perRequest: number }[] = [];
+  try {
+    const fake = await startFakeUpstream(children);
+    for (const { name, setup } of SETUPS) {
+      process.stderr.write(`instructions bench: ${name} (${WARMUP} + ${COUNTED} requests)\n`);
+      const outFile = path.join(directory, `${rows.length}.callgrind`);
+      const gateway = await startGateway(children, fake.url, {
+        ...setup,
+        wrapper: [
+          'valgrind',
+          '--tool=callgrind',
+          '--instr-atstart=no',
+          `--callgrind-out-file=${outFile}`,
+        ],
+      });
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const send = async (count: number) => {
+          for (let i = 0; i < count; i++) {
+            const answer = await post(agent, `${gateway.url}${SYNC_PATH}`, BODY, {
+              'content-type': 'application/json',
+              authorization: gateway.authorization,
+            });
+            if (answer.status !== 200) throw new Error(`${name}: answered ${answer.status}`);
+          }
+        };
+        await send(WARMUP);
+        await instrumentation('on', gateway.pid);
+        await send(COUNTED);
+        await instrumentation('off', gateway.pid);
+      } finally {
+        agent.destroy();
+        // callgrind writes its counts as the gateway exits.
+        await gateway.stop();
+      }
+      rows.push({ name, perRequest: totalInstructions(await readFile(outFile, 'utf8')) / COUNTED });
+    }
+  } finally {
+    await children.stopAll();
+    await rm(directory, { recursive: true, force: true });
+  }
+  printTable(rows);
+  return rows.map((row) => ({
+    name: `instructions per request alone, ${row.name}`,
+    value: row.perRequest / 1000,
+    unit: 'k instr',
+    note: `callgrind, ${COUNTED} requests after ${WARMUP}`,
+  }));
+}
+
+/**
+ * Switches callgrind's counting in the running gateway. vgdb finds the process by a file named
+ * after the USER and HOST variables of both sides, and the gateway runs with HOST=127.0.0.1 (its
+ * listening address): callgrind_control must see the same.
+ */
+async function instrumentation(state: 'on' | 'off', pid: number): Promise<void> {
+  const { stdout } = await run('callgrind_control', [`--instr=${state}`, String(pid)], {
+    env: { ...process.env, HOST: '127.0.0.1' },
+  });
+  if (!stdout.includes('OK')) throw new Error(`callgrind_control --instr=${state}: ${stdout}`);
+}
+
+function totalInstructions(callgrindOutput: string): number {
+  const match = /^totals: (\d+)/m.exec(callgrindOutput);
+  if (match === null) throw new Error('callgrind wrote no totals');
+  return Number(match[1]);
+}
+
+function printTable(rows: { name: string; perRequest: number }[]): void {
+  const header = '| gateway, one request at a time | instructions per request |';
+  console.log(`\n${header}\n|${'-'.repeat(32)}|${'-'.repeat(26)}|`);
+  for (const row of rows)
+    console.log(
+      `| ${row.name.padEnd(30)} | ${Math.round(row.perRequest).toLocaleString('en-US').padStart(24)} |`,
+    );
+  const [passThrough, rehost] = rows;
+  if (passThrough !== undefined && rehost !== undefined)
+    console.log(
+      `\nre-hosting against pass-through: ${(rehost.perRequest / passThrough.perRequest).toFixed(2)}x (user space only)\n`,
+    );
+}
