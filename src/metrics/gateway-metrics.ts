@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { RequestPathCounter, RequestPathHistogram } from './request-path-metrics.js';
 import { CHANNEL_HEALTH_STATES, type ChannelSnapshot } from './channel-snapshot.js';
 import type { LevelGauge } from './level-gauge.js';
 import { processMetrics } from './process-metrics.js';
@@ -27,48 +28,45 @@ export class GatewayMetrics {
 
   private readonly registry = new Registry();
   private readonly scraped: Registry;
-  private readonly requests: Counter<'route' | 'method' | 'model' | 'status' | 'code'>;
-  private readonly gatewayOverhead: Histogram<'model'>;
-  private readonly upstreamLatency: Histogram<'model' | 'channel'>;
-  private readonly imagesDelivered: Counter<'model'>;
-  private readonly imagesBilled: Counter<'model'>;
+  private readonly requests = new RequestPathCounter(
+    'imagegate_requests_total',
+    'Requests answered (or left by their caller: status 499), by route, method, model, status and error code.',
+    ['route', 'method', 'model', 'status', 'code'],
+  );
+  private readonly gatewayOverhead = new RequestPathHistogram(
+    'imagegate_gateway_overhead_seconds',
+    'Time of a generation request outside upstream channels (validation, inputs, admission, storage, billing).',
+    ['model'],
+    OVERHEAD_BUCKETS_S,
+  );
+  private readonly upstreamLatency = new RequestPathHistogram(
+    'imagegate_upstream_latency_seconds',
+    'Time a generation request spent in upstream channels, all attempts included, by the channel that served or was tried last.',
+    ['model', 'channel'],
+    UPSTREAM_BUCKETS_S,
+  );
+  private readonly imagesDelivered = new RequestPathCounter(
+    'imagegate_images_delivered_total',
+    'Images handed to callers, replays included.',
+    ['model'],
+  );
+  private readonly imagesBilled = new RequestPathCounter(
+    'imagegate_images_billed_total',
+    'Images billed to tokens.',
+    ['model'],
+  );
+  private readonly requestPath = [
+    this.requests,
+    this.gatewayOverhead,
+    this.upstreamLatency,
+    this.imagesDelivered,
+    this.imagesBilled,
+  ];
   private readChannels: () => readonly ChannelSnapshot[] = () => [];
   private readLedgerQueue: () => number = () => 0;
 
   constructor() {
     const registers = [this.registry];
-    this.requests = new Counter({
-      name: 'imagegate_requests_total',
-      help: 'Requests answered (or left by their caller: status 499), by route, method, model, status and error code.',
-      labelNames: ['route', 'method', 'model', 'status', 'code'],
-      registers,
-    });
-    this.gatewayOverhead = new Histogram({
-      name: 'imagegate_gateway_overhead_seconds',
-      help: 'Time of a generation request outside upstream channels (validation, inputs, admission, storage, billing).',
-      labelNames: ['model'],
-      buckets: OVERHEAD_BUCKETS_S,
-      registers,
-    });
-    this.upstreamLatency = new Histogram({
-      name: 'imagegate_upstream_latency_seconds',
-      help: 'Time a generation request spent in upstream channels, all attempts included, by the channel that served or was tried last.',
-      labelNames: ['model', 'channel'],
-      buckets: UPSTREAM_BUCKETS_S,
-      registers,
-    });
-    this.imagesDelivered = new Counter({
-      name: 'imagegate_images_delivered_total',
-      help: 'Images handed to callers, replays included.',
-      labelNames: ['model'],
-      registers,
-    });
-    this.imagesBilled = new Counter({
-      name: 'imagegate_images_billed_total',
-      help: 'Images billed to tokens.',
-      labelNames: ['model'],
-      registers,
-    });
     this.inFlightRequests = new Gauge({
       name: 'imagegate_in_flight_requests',
       help: 'Requests being handled.',
@@ -100,23 +98,20 @@ export class GatewayMetrics {
 
   requestFinished(outcome: RequestOutcome): void {
     const model = labelOf(outcome.model);
-    this.requests.inc({
-      route: labelOf(outcome.route),
-      method: outcome.method,
+    this.requests.inc([
+      labelOf(outcome.route),
+      outcome.method,
       model,
-      status: String(outcome.status),
-      code: labelOf(outcome.code),
-    });
-    if (outcome.imagesDelivered > 0) this.imagesDelivered.inc({ model }, outcome.imagesDelivered);
-    if (outcome.imagesBilled > 0) this.imagesBilled.inc({ model }, outcome.imagesBilled);
+      String(outcome.status),
+      labelOf(outcome.code),
+    ]);
+    if (outcome.imagesDelivered > 0) this.imagesDelivered.inc([model], outcome.imagesDelivered);
+    if (outcome.imagesBilled > 0) this.imagesBilled.inc([model], outcome.imagesBilled);
     const times = outcome.times;
     if (times === undefined) return;
-    this.gatewayOverhead.observe({ model }, times.gatewayMs / 1000);
+    this.gatewayOverhead.observe([model], times.gatewayMs / 1000);
     if (times.upstreamMs !== undefined)
-      this.upstreamLatency.observe(
-        { model, channel: labelOf(outcome.channel) },
-        times.upstreamMs / 1000,
-      );
+      this.upstreamLatency.observe([model, labelOf(outcome.channel)], times.upstreamMs / 1000);
   }
 
   /** The Content-Type of `scrape()`'s text. */
@@ -125,8 +120,9 @@ export class GatewayMetrics {
   }
 
   /** Every metric in Prometheus's text format. */
-  scrape(): Promise<string> {
-    return this.scraped.metrics();
+  async scrape(): Promise<string> {
+    const requestPath = this.requestPath.map((metric) => metric.text()).join('\n\n');
+    return `${await this.scraped.metrics()}\n${requestPath}\n`;
   }
 
   /** Metrics whose values belong to other modules and are read from them when scraped. */
