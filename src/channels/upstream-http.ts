@@ -199,7 +199,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
       kind: 'response',
       status: this.status,
       headers: this.headers,
-      body: this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks),
+      body: joined(this.chunks),
     });
   }
 
@@ -315,7 +315,7 @@ class DownloadAnswer implements Dispatcher.DispatchHandler {
       kind: 'response',
       status: this.status,
       headers: this.headers,
-      body: this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks),
+      body: joined(this.chunks),
     });
   }
 
@@ -336,6 +336,11 @@ class DownloadAnswer implements Dispatcher.DispatchHandler {
     if (stopListening) this.signal.removeEventListener('abort', this.onAbort);
     this.resolve(outcome);
   }
+}
+
+/** The chunks of an answer as one Buffer, copied only when there are several. */
+function joined(chunks: Buffer[]): Buffer {
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }
 
 function bodyLength(body: Buffer | StreamedBody): number {

@@ -11,6 +11,7 @@ import { TokenAdmission } from '../../src/admission/token-admission.js';
 import { validateRequest } from '../../src/validate/validate-request.js';
 import { redisTarget } from '../helpers/redis.js';
 import { modelABody } from '../helpers/requests.js';
+import { acceptingQuota } from '../helpers/accepting-quota.js';
 
 interface LimiterUnderTest {
   limiters: RateLimiter[];
@@ -207,16 +208,7 @@ describe('an unreachable rate limiter', () => {
         }),
       },
       limiter,
-      quota: {
-        reserve: async () => true,
-        renew: async () => undefined,
-        extend: async () => true,
-        settle: async () => 'billed' as const,
-        billDelivered: async () => 'billed' as const,
-        isBilled: async () => false,
-        release: async () => undefined,
-        reclaimExpired: async () => 0,
-      },
+      quota: acceptingQuota(),
       prices: {},
       leaseTtlMs: 30_000,
       now: Date.now,

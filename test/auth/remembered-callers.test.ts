@@ -10,6 +10,7 @@ import { RequestAccount } from '../../src/ledger/request-account.js';
 import type { TokenRecord } from '../../src/store/token-store.js';
 import { silentLog } from '../../src/support/log.js';
 import { TtlCache } from '../../src/support/ttl-cache.js';
+import { acceptingQuota } from '../helpers/accepting-quota.js';
 
 // The hot path answers a caller it has seen at once, without a promise; these tests hold it to
 // exactly the decisions the asynchronous path makes.
@@ -112,16 +113,7 @@ describe('the rate gate lets a token without limits through at once', () => {
     return new TokenAdmission({
       limits: new TtlCache({ find: async (id: string) => limits.get(id) }, 1000, now),
       limiter: new MemoryRateLimiter(now),
-      quota: {
-        reserve: async () => true,
-        renew: async () => undefined,
-        extend: async () => true,
-        settle: async () => 'billed' as const,
-        billDelivered: async () => 'billed' as const,
-        isBilled: async () => false,
-        release: async () => undefined,
-        reclaimExpired: async () => 0,
-      },
+      quota: acceptingQuota(),
       prices: {},
       leaseTtlMs: 30_000,
       now,

@@ -1,0 +1,15 @@
+import type { TokenAdmissionOptions } from '../../src/admission/token-admission.js';
+
+/** A quota book that reserves, settles and bills everything: for tests of the rate gate alone. */
+export function acceptingQuota(): TokenAdmissionOptions['quota'] {
+  return {
+    reserve: async () => true,
+    renew: async () => undefined,
+    extend: async () => true,
+    settle: async () => 'billed' as const,
+    billDelivered: async () => 'billed' as const,
+    isBilled: async () => false,
+    release: async () => undefined,
+    reclaimExpired: async () => 0,
+  };
+}
