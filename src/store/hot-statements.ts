@@ -52,6 +52,8 @@ export interface StatementRunner {
 
 /** The request path's way to the database: single statements, or several in one transaction. */
 export interface HotStatements extends StatementRunner {
+  /** Which database runs the statements, for the few written for one of them only. */
+  readonly dialect: 'sqlite' | 'postgres';
   /**
    * Runs `work` in one transaction on one connection, committed when it resolves and rolled back
    * when it throws. An error of the COMMIT itself leaves the transaction's fate unknown (the
@@ -78,6 +80,7 @@ function commitFailed(error: unknown): unknown {
  * takes the write lock up front, as a transaction that starts with a write would.
  */
 export class SqliteStatements implements HotStatements {
+  readonly dialect = 'sqlite';
   private readonly prepared = new Map<Statement, BetterSqlite3.Statement<Parameter[], ResultRow>>();
   private readonly begin: BetterSqlite3.Statement;
   private readonly commit: BetterSqlite3.Statement;
@@ -145,6 +148,7 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 
 /** PostgreSQL: fixed statement text through the pool Kysely uses, with nothing built per call. */
 export class PostgresStatements implements HotStatements {
+  readonly dialect = 'postgres';
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   rows(statement: Statement, parameters: Parameter[]): Promise<ResultRow[]> {

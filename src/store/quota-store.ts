@@ -14,7 +14,7 @@ import type {
   SettlementOutcome,
   TaskCompletion,
 } from './quota-types.js';
-import { reserveTogether } from './reservation-group.js';
+import { reserveAtOnce, reserveTogether } from './reservation-group.js';
 import { settleTogether } from './settlement-group.js';
 import type { DatabaseSchema } from './schema.js';
 import { completeTask } from './task-store.js';
@@ -72,8 +72,10 @@ export class SqlQuotaStore {
       isDatabaseUnavailable(error) || isCommitUncertain(error);
     this.reservations = new GroupCommit({
       maxSize: MAX_GROUP,
-      execute: (members) =>
-        this.statements.transaction((runner) => reserveTogether(runner, members)),
+      execute: async (members) =>
+        (this.statements.dialect === 'postgres'
+          ? await reserveAtOnce(this.statements, members)
+          : undefined) ?? this.statements.transaction((runner) => reserveTogether(runner, members)),
       failsEveryone,
     });
     this.settlements = new GroupCommit({

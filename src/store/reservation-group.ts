@@ -19,6 +19,47 @@ const insertReservations = statementsByCount(
 );
 
 /**
+ * PostgreSQL only (SQLite has no data-modifying WITH): holds the images of a group whose members
+ * all reserve against one token, and records their reservations, in one statement when they fit
+ * together. One round trip, atomic as any statement, instead of BEGIN, UPDATE, INSERT and COMMIT.
+ * The UPDATE runs whether or not the INSERT reads it; the INSERT adds rows only if it held.
+ */
+const holdAndRecord = statementsByCount(
+  (count) =>
+    `with held as (
+       update tokens set images_reserved = images_reserved + ?
+       where id = ? and (image_quota is null or images_used + images_reserved + ? <= image_quota)
+       returning id)
+     insert into quota_reservations (id, token_id, images, created_at, expires_at, ledger_row)
+     select id, token_id, images, created_at, expires_at, ledger_row
+     from (values ${Array.from({ length: count }, () => '(?::varchar, ?::varchar, ?::integer, ?::bigint, ?::bigint, ?::text)').join(', ')})
+       as reserved (id, token_id, images, created_at, expires_at, ledger_row)
+     where exists (select 1 from held)`,
+);
+
+/**
+ * `members` all held at once, outside any transaction, by one statement on PostgreSQL; undefined
+ * when that does not apply (several tokens in the group) or they do not all fit, and the group
+ * must go through `reserveTogether`, which tries them one by one. Nothing is held then.
+ */
+export async function reserveAtOnce(
+  runner: StatementRunner,
+  members: readonly PendingReservation[],
+): Promise<boolean[] | undefined> {
+  const tokenId = members[0]?.request.tokenId;
+  if (tokenId === undefined || members.some((member) => member.request.tokenId !== tokenId))
+    return undefined;
+  const total = members.reduce((sum, member) => sum + member.request.images, 0);
+  const recorded = await runner.run(holdAndRecord(members.length), [
+    total,
+    tokenId,
+    total,
+    ...reservationParameters(members),
+  ]);
+  return recorded === members.length ? members.map(() => true) : undefined;
+}
+
+/**
  * Reserves for `members` in the one transaction `runner` is in. Per token, the images of all its
  * members are held with one UPDATE when they fit together; when they do not (the quota is nearly
  * spent), each member is tried alone, in order, as if they had come one after the other. One
@@ -50,16 +91,19 @@ export async function reserveTogether(
     }
   }
   const rows = members.filter((member) => held.has(member));
-  if (rows.length > 0) {
-    const parameters = rows.flatMap(({ request, now, expiresAt }): Parameter[] => [
-      request.id,
-      request.tokenId,
-      request.images,
-      now,
-      expiresAt,
-      request.abandonedRow === undefined ? null : JSON.stringify(request.abandonedRow),
-    ]);
-    await runner.run(insertReservations(rows.length), parameters);
-  }
+  if (rows.length > 0)
+    await runner.run(insertReservations(rows.length), reservationParameters(rows));
   return members.map((member) => held.has(member));
+}
+
+/** The columns of each member's reservation row, in the order both INSERTs take them. */
+function reservationParameters(members: readonly PendingReservation[]): Parameter[] {
+  return members.flatMap(({ request, now, expiresAt }): Parameter[] => [
+    request.id,
+    request.tokenId,
+    request.images,
+    now,
+    expiresAt,
+    request.abandonedRow === undefined ? null : JSON.stringify(request.abandonedRow),
+  ]);
 }

@@ -13,14 +13,16 @@ import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.j
 
 /**
  * The database's statements, with every transaction recorded and held open (after its last
- * statement, before its COMMIT) until the test lets it go.
+ * statement, before its COMMIT) until the test lets it go. `dialect`: as whom they present
+ * themselves; 'sqlite' keeps PostgreSQL's reservations on the general path, in transactions.
  */
-function heldStatements(inner: HotStatements) {
+function heldStatements(inner: HotStatements, dialect: HotStatements['dialect'] = inner.dialect) {
   const log: string[] = [];
   const gates: (() => void)[] = [];
   let holding = true;
   let transactions = 0;
   const statements: HotStatements = {
+    dialect,
     rows: (statement, parameters) => inner.rows(statement, parameters),
     run: (statement, parameters) => inner.run(statement, parameters),
     transaction: async (work) => {
@@ -84,13 +86,17 @@ async function rowsById(database: Database) {
 
 for (const [backend, targetFor] of BACKENDS) {
   describe(`settlements sharing a transaction on ${backend}`, () => {
-    async function setUp(t: TestContext, quota = 100) {
+    async function setUp(
+      t: TestContext,
+      quota = 100,
+      dialect: HotStatements['dialect'] | undefined = undefined,
+    ) {
       const nodes = await openNodes(t, targetFor, 2);
       if (nodes === undefined) return undefined;
       const [first, second] = nodes as [Database, Database];
       const tokenId = await insertToken(first);
       await new SqlTokenLimitsStore(first.db).update(tokenId, { imageQuota: quota });
-      const held = heldStatements(first.statements);
+      const held = heldStatements(first.statements, dialect);
       const quotaStore = new SqlQuotaStore({ db: first.db, statements: held.statements });
       return { first, second, tokenId, held, quota: quotaStore };
     }
@@ -331,7 +337,8 @@ for (const [backend, targetFor] of BACKENDS) {
     });
 
     it('holds the reservations that arrive together with one statement per token, and each alone near the quota', async (t) => {
-      const set = await setUp(t, 10);
+      // The general path, in transactions: PostgreSQL takes it too when a group does not fit.
+      const set = await setUp(t, 10, 'sqlite');
       if (set === undefined) return;
       const { first, tokenId, held, quota } = set;
       const reserve = (id: string, images: number) =>
@@ -354,5 +361,39 @@ for (const [backend, targetFor] of BACKENDS) {
       assert.equal(held.transactions(), 4);
       assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 10 });
     });
+
+    if (backend === 'PostgreSQL')
+      it('holds a group of one token that fits in one statement, outside any transaction, and falls back when it does not', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, tokenId, held, quota } = set;
+        const reserve = (id: string, images: number) =>
+          quota.reserve({ id, tokenId, images }, 0, 60_000);
+        assert.deepEqual(await Promise.all([reserve('a', 2), reserve('b', 3), reserve('c', 1)]), [
+          true,
+          true,
+          true,
+        ]);
+        assert.equal(held.transactions(), 0, 'held by one statement, no transaction');
+        assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 6 });
+        // 5 more do not fit together: nothing is held by the statement, and each is tried alone.
+        const crowded = Promise.all([reserve('d', 2), reserve('e', 3), reserve('f', 1)]);
+        await held.waitingFor(1);
+        held.commitAll();
+        assert.deepEqual(await crowded, [true, false, true]);
+        assert.equal(held.transactions(), 1);
+        assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 9 });
+        const rows = await first.db
+          .selectFrom('quota_reservations')
+          .select(['id', 'images'])
+          .execute();
+        assert.deepEqual(rows.map((row) => [row.id, Number(row.images)]).sort(), [
+          ['a', 2],
+          ['b', 3],
+          ['c', 1],
+          ['d', 2],
+          ['f', 1],
+        ]);
+      });
   });
 }
