@@ -1,7 +1,7 @@
 // Instructions per request of the built gateway, counted by valgrind's callgrind: the CPU cost of
 // one request alone, as a number that does not move with the machine's load. Timed CPU figures
-// (the proxy bench) swing by a fifth between runs on a shared VM; this count repeats to within a
-// few tenths of a percent, so a change of a few percent can be seen, and compared across commits.
+// (the proxy bench) swing by a fifth between runs on a shared VM; this count repeats to within
+// about 1% (0.2% for the same build), so a change of a few percent can be seen across commits.
 //   npm run bench -- instructions
 //   INSTRUCTIONS_WARMUP=N INSTRUCTIONS_COUNTED=N   requests before counting, and counted
 // What it counts: user-space instructions between the first and last counted request, sent one
