@@ -195,12 +195,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
-    this.settle({
-      kind: 'response',
-      status: this.status,
-      headers: this.headers,
-      body: joined(this.chunks),
-    });
+    this.settle(wholeResponse(this.status, this.headers, this.chunks));
   }
 
   onError(error: Error): void {
@@ -311,12 +306,7 @@ class DownloadAnswer implements Dispatcher.DispatchHandler {
       this.signal.removeEventListener('abort', this.onAbort);
       return;
     }
-    this.settle({
-      kind: 'response',
-      status: this.status,
-      headers: this.headers,
-      body: joined(this.chunks),
-    });
+    this.settle(wholeResponse(this.status, this.headers, this.chunks));
   }
 
   onError(error: Error): void {
@@ -338,9 +328,14 @@ class DownloadAnswer implements Dispatcher.DispatchHandler {
   }
 }
 
-/** The chunks of an answer as one Buffer, copied only when there are several. */
-function joined(chunks: Buffer[]): Buffer {
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+/** An answer read whole: its chunks as one Buffer, copied only when there are several. */
+function wholeResponse(
+  status: number,
+  headers: ResponseHeaders,
+  chunks: Buffer[],
+): { kind: 'response'; status: number; headers: ResponseHeaders; body: Buffer } {
+  const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  return { kind: 'response', status, headers, body };
 }
 
 function bodyLength(body: Buffer | StreamedBody): number {

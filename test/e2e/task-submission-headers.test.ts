@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
 import { DashScopeSdk } from '../helpers/dashscope-sdk.js';
-import { getPolicy, type UploadCertificate, uploadFile } from '../helpers/sdk-uploads.js';
+import { uploadCertificate, uploadFile } from '../helpers/sdk-uploads.js';
 import { TASK_RESULT_TTL_MS } from '../../src/tasks/task-service.js';
 import { eventually } from '../helpers/billing-gateway.js';
 import { startTestGateway } from '../helpers/test-gateway.js';
@@ -37,13 +37,12 @@ describe('the headers of a task submission, when the task runs later', () => {
   it('async_call with a local file: the oss:// upload is resolved when the task runs', async (t) => {
     const { url, token, sdk } = await gatewayWithTasks(t);
     // What the SDK does for file:// inputs: a certificate, an upload, then oss:// with the header.
-    const policy = await getPolicy(
+    const certificate = await uploadCertificate(
       Number(new URL(url).port),
       '/vendor',
       MODEL_B,
       `Bearer ${token}`,
     );
-    const certificate = (JSON.parse(policy.body) as { data: UploadCertificate }).data;
     const uploaded = await uploadFile(certificate, 'cat.png', await testImage(320, 256, 0, 'png'));
     assert.equal(uploaded.status, 200);
     const submitted = await sdk.asyncCall(
@@ -112,13 +111,12 @@ describe('the headers of a task submission, when the task runs later', () => {
     const { url, token } = await gatewayWithTasks(t, {
       env: { IMAGEGATE_PUBLIC_BASE_URL: 'https://images.example.com/gw' },
     });
-    const policy = await getPolicy(
+    const certificate = await uploadCertificate(
       Number(new URL(url).port),
       '/vendor',
       MODEL_B,
       `Bearer ${token}`,
     );
-    const certificate = (JSON.parse(policy.body) as { data: UploadCertificate }).data;
     assert.match(certificate.upload_host, /^https:\/\/images\.example\.com\/gw\/vendor\//);
   });
 

@@ -36,6 +36,18 @@ export function getPolicy(
   return rawExchange(port, `${lines.join('\r\n')}\r\n\r\n`, { waitForCloseMs: 0 });
 }
 
+/** The certificate getPolicy answers, for tests whose subject is what comes after it. */
+export async function uploadCertificate(
+  port: number,
+  prefix: string,
+  model: string,
+  authorization: string,
+): Promise<UploadCertificate> {
+  const answer = await getPolicy(port, prefix, model, authorization);
+  if (answer.status !== 200) throw new Error(`getPolicy answered ${answer.status}: ${answer.body}`);
+  return (JSON.parse(answer.body) as { data: UploadCertificate }).data;
+}
+
 export interface FormPart {
   name: string;
   value: string | Buffer;
