@@ -13,7 +13,20 @@ export class Statement {
   constructor(readonly sqlite: string) {
     let position = 0;
     this.postgres = sqlite.replace(/\?/g, () => `$${++position}`);
+    if (!preparedNames.has(this.postgres))
+      preparedNames.set(this.postgres, `imagegate_hot_${preparedNames.size + 1}`);
   }
+}
+
+/** The text of every hot statement, with the name PostgreSQL prepares it under. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * The name under which PostgreSQL keeps `text` prepared on each connection, when it is a hot
+ * statement: the server then parses and plans it once per connection rather than on every call.
+ */
+export function preparedNameOf(text: string): string | undefined {
+  return preparedNames.get(text);
 }
 
 /** A statement whose text depends only on how many rows it carries, built once per count. */

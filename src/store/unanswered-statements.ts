@@ -1,5 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { preparedNameOf } from './hot-statements.js';
 
 /** node-postgres's message when its own `query_timeout` fired: the server has not answered. */
 const CLIENT_TIMEOUT_MESSAGE = 'Query read timeout';
@@ -31,14 +32,18 @@ class PooledConnection implements PostgresPoolClient {
   ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // The dialect is given no cursor constructor, so Kysely never passes one.
     if (typeof statement !== 'string') throw new Error('cursors are not supported');
-    return this.client.query(statement, [...parameters]).then(
-      (result) => result as unknown as PostgresQueryResult<R>,
-      (error: unknown) => {
-        if (error instanceof Error && error.message === CLIENT_TIMEOUT_MESSAGE)
-          this.unanswered = error;
-        throw error;
-      },
-    );
+    const name = preparedNameOf(statement);
+    const values = [...parameters];
+    return this.client
+      .query(name === undefined ? statement : { name, text: statement, values }, values)
+      .then(
+        (result) => result as unknown as PostgresQueryResult<R>,
+        (error: unknown) => {
+          if (error instanceof Error && error.message === CLIENT_TIMEOUT_MESSAGE)
+            this.unanswered = error;
+          throw error;
+        },
+      );
   }
 
   /** Back to the pool, or, given an error, closed: the server then drops what it still holds. */
