@@ -14,10 +14,12 @@ export const insertLedgerRows = statementsByCount(
 );
 
 /** Inserts rows; a row whose id is already there (a reclaimed request's stand-in) is replaced. */
-export const upsertLedgerRows = statementsByCount(
-  (count) =>
-    `insert into usage_ledger (${COLUMNS}) values ${placeholderRows(count, LEDGER_COLUMNS.length)} on conflict (id) do update set ${REPLACED}`,
-);
+export const upsertLedgerRows = statementsByCount(upsertLedgerText);
+
+/** The text of `upsertLedgerRows(count)`, for statements that carry it inside a larger one. */
+export function upsertLedgerText(count: number): string {
+  return `insert into usage_ledger (${COLUMNS}) values ${placeholderRows(count, LEDGER_COLUMNS.length)} on conflict (id) do update set ${REPLACED}`;
+}
 
 /** The parameters of `rows` for either statement. */
 export function ledgerParameters(rows: readonly UsageRow[]): Parameter[] {

@@ -15,7 +15,7 @@ import type {
   TaskCompletion,
 } from './quota-types.js';
 import { reserveAtOnce, reserveTogether } from './reservation-group.js';
-import { settleTogether } from './settlement-group.js';
+import { settleAtOnce, settleTogether } from './settlement-group.js';
 import type { DatabaseSchema } from './schema.js';
 import { completeTask } from './task-store.js';
 import { toLedgerRow } from './usage-rows.js';
@@ -80,8 +80,10 @@ export class SqlQuotaStore {
     });
     this.settlements = new GroupCommit({
       maxSize: MAX_GROUP,
-      execute: (members) =>
-        this.statements.transaction((runner) => settleTogether(runner, members)),
+      execute: async (members) =>
+        (this.statements.dialect === 'postgres'
+          ? await settleAtOnce(this.statements, members)
+          : undefined) ?? this.statements.transaction((runner) => settleTogether(runner, members)),
       failsEveryone,
     });
   }

@@ -7,7 +7,8 @@ import {
   type StatementRunner,
   statementsByCount,
 } from './hot-statements.js';
-import { ledgerParameters, upsertLedgerRows } from './ledger-statements.js';
+import { ledgerParameters, upsertLedgerRows, upsertLedgerText } from './ledger-statements.js';
+import type { UsageRow } from '../domain/usage-row.js';
 import type { PendingSettlement, SettlementOutcome } from './quota-types.js';
 
 const dropReservations = statementsByCount(
@@ -41,6 +42,86 @@ const chargeToken = new Statement(
 );
 
 /**
+ * PostgreSQL only: frees the reservations, charges the token and writes the rows of a group in
+ * one statement. The data-modifying WITH runs as one transaction of its own; its last line
+ * divides by zero, undoing all of it, when a reservation was already gone.
+ */
+const freeChargeAndRecord = statementsByCount(
+  (rows) =>
+    `with dropped as (
+       delete from quota_reservations where id in (
+         select id from quota_reservations where id in (select jsonb_array_elements_text(?::jsonb))
+         for update nowait)
+       returning images),
+     charged as (
+       update tokens set images_reserved = images_reserved - (select coalesce(sum(images), 0) from dropped),
+         images_used = images_used + ?::integer
+       where id = ?::varchar and (?::integer > 0 or exists (select 1 from dropped))),
+     recorded as (${upsertLedgerText(rows)})
+     select 1 / ((select count(*) from dropped) = ?::integer)::integer as whole`,
+);
+
+/** SQLSTATEs after which `settleAtOnce` changed nothing and the group takes the transaction. */
+const NOT_AT_ONCE = new Set([
+  '22012', // division_by_zero: a reservation was gone (lapsed and reclaimed, or named twice)
+  '55P03', // lock_not_available: a reservation is locked (being renewed, reclaimed, or waited on)
+]);
+
+/**
+ * `members` settled by one statement, outside any transaction, on PostgreSQL: one round trip
+ * instead of five. Applies when the members charge one token at most, hold no Idempotency-Key
+ * and every reservation is still there and free to take; undefined otherwise, with nothing
+ * changed, and the group goes through `settleTogether`.
+ *
+ * A caller's presence is read before the statement is sent, as the transaction reads it before
+ * charging. NOWAIT keeps the statement from waiting on a reservation's lock, which a caller may
+ * leave during; the transaction waits, and reads the caller's presence after the wait.
+ */
+export async function settleAtOnce(
+  runner: StatementRunner,
+  members: readonly PendingSettlement[],
+): Promise<SettlementOutcome[] | undefined> {
+  let tokenId: string | undefined;
+  for (const member of members) {
+    if (member.fence.idempotency !== undefined) return undefined;
+    if (member.tokenId === undefined) continue;
+    if (tokenId !== undefined && member.tokenId !== tokenId) return undefined;
+    tokenId = member.tokenId;
+  }
+  const reservationIds = members.flatMap((member) =>
+    member.fence.reservationId === undefined ? [] : [member.fence.reservationId],
+  );
+  const outcomes = members.map((member): SettlementOutcome =>
+    member.fence.callerPresent() ? 'billed' : 'caller-gone',
+  );
+  const rows = members.map((member, index) => member.rowFor(outcomes[index] ?? 'caller-gone'));
+  let billed = 0;
+  members.forEach((member, index) => {
+    if (outcomes[index] === 'billed' && member.tokenId !== undefined)
+      billed += newlyBilled(member, rows[index]);
+  });
+  try {
+    await runner.rows(freeChargeAndRecord(rows.length), [
+      JSON.stringify(reservationIds),
+      billed,
+      tokenId ?? null,
+      billed,
+      ...ledgerParameters(rows),
+      reservationIds.length,
+    ]);
+  } catch (error) {
+    if (NOT_AT_ONCE.has(String((error as { code?: unknown }).code))) return undefined;
+    throw error;
+  }
+  return outcomes;
+}
+
+/** Images a billed member's row bills beyond those billed one by one before (an incremental stream). */
+function newlyBilled(member: PendingSettlement, row: UsageRow | undefined): number {
+  return Math.max(0, (row?.imagesBilled ?? 0) - (member.fence.alreadyBilled ?? 0));
+}
+
+/**
  * Settles `members` in the one transaction `runner` is in, with a statement per kind of change
  * rather than per request: one DELETE frees every reservation, one UPDATE publishes every result
  * and one DELETE forgets every key left unpublished, one UPDATE per token charges it, one INSERT
@@ -68,11 +149,7 @@ export async function settleTogether(
     const charge = charges.get(member.tokenId) ?? { reserved: 0, billed: 0 };
     charge.reserved += held;
     // Images billed one by one before (an incremental stream) are on the row, not charged twice.
-    if (outcome === 'billed')
-      charge.billed += Math.max(
-        0,
-        (rows[index]?.imagesBilled ?? 0) - (member.fence.alreadyBilled ?? 0),
-      );
+    if (outcome === 'billed') charge.billed += newlyBilled(member, rows[index]);
     charges.set(member.tokenId, charge);
   });
   // A fixed order keeps two nodes from locking the same tokens in opposite orders.

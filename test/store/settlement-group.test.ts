@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
 import type { Database } from '../../src/store/database.js';
@@ -108,8 +109,10 @@ for (const [backend, targetFor] of BACKENDS) {
         assert.equal(await direct.reserve({ id, tokenId, images }, 0, 60_000), true);
     }
 
+    // The settlement tests below hold the general path, in transactions ('sqlite' as the dialect
+    // keeps PostgreSQL on it); PostgreSQL's one-statement settlement has tests of its own.
     it('carries the settlements that arrive meanwhile in one transaction, and answers each after its commit', async (t) => {
-      const set = await setUp(t);
+      const set = await setUp(t, 100, 'sqlite');
       if (set === undefined) return;
       const { first, tokenId, held, quota } = set;
       await reserveAll(first, tokenId, { opener: 1, a: 2, b: 3, c: 4 });
@@ -157,7 +160,7 @@ for (const [backend, targetFor] of BACKENDS) {
     });
 
     it('bills the members whose fences hold and nothing to those whose fences fell, in one transaction', async (t) => {
-      const set = await setUp(t, 10);
+      const set = await setUp(t, 10, 'sqlite');
       if (set === undefined) return;
       const { first, second, tokenId, held, quota } = set;
       const direct = new SqlQuotaStore(first);
@@ -259,7 +262,7 @@ for (const [backend, targetFor] of BACKENDS) {
     });
 
     it('does not let a failing member sink the rest of its group', async (t) => {
-      const set = await setUp(t);
+      const set = await setUp(t, 100, 'sqlite');
       if (set === undefined) return;
       const { first, tokenId, held, quota } = set;
       await reserveAll(first, tokenId, { opener: 1, a: 2, bad: 3, c: 4 });
@@ -311,6 +314,7 @@ for (const [backend, targetFor] of BACKENDS) {
         db: first.db,
         statements: {
           ...first.statements,
+          dialect: 'sqlite',
           rows: (statement, parameters) => first.statements.rows(statement, parameters),
           run: (statement, parameters) => first.statements.run(statement, parameters),
           transaction: () => {
@@ -394,6 +398,150 @@ for (const [backend, targetFor] of BACKENDS) {
           ['d', 2],
           ['f', 1],
         ]);
+      });
+
+    if (backend === 'PostgreSQL')
+      it('settles a group of one token in one statement, outside any transaction, with the fences read before it is sent', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, tokenId, held, quota } = set;
+        await reserveAll(first, tokenId, { a: 2, b: 3, c: 1 });
+        const ids = { a: randomUUID(), b: randomUUID(), c: randomUUID(), free: randomUUID() };
+        const settle = (
+          reservationId: string | undefined,
+          rowId: string,
+          delivered: number,
+          present = true,
+        ) =>
+          quota.settle(
+            reservationId === undefined ? undefined : tokenId,
+            { reservationId, idempotency: undefined, callerPresent: () => present },
+            rowFor(tokenId, rowId, delivered),
+          );
+        assert.deepEqual(
+          await Promise.all([
+            settle('a', ids.a, 2),
+            settle('b', ids.b, 3, false),
+            settle('c', ids.c, 1),
+            settle(undefined, ids.free, 1),
+          ]),
+          ['billed', 'caller-gone', 'billed', 'billed'],
+        );
+        assert.equal(held.transactions(), 0, 'one statement, no transaction');
+        assert.deepEqual(await standing(first, tokenId), { used: 2 + 1, reserved: 0 });
+        const rows = await rowsById(first);
+        assert.deepEqual(
+          Object.values(ids).map((id) => [rows.get(id)?.status, rows.get(id)?.imagesBilled]),
+          [
+            [200, 2],
+            [503, 0],
+            [200, 1],
+            [200, 1],
+          ],
+        );
+        assert.equal(
+          (await first.db.selectFrom('quota_reservations').select('id').execute()).length,
+          0,
+        );
+      });
+
+    if (backend === 'PostgreSQL')
+      it('changes nothing in one statement when a reservation is gone or locked, and the transaction settles the group', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, second, tokenId, held, quota } = set;
+        await reserveAll(first, tokenId, { kept: 2, locked: 1 });
+        const direct = new SqlQuotaStore(first);
+        assert.equal(await direct.reserve({ id: 'lapsed', tokenId, images: 3 }, 0, 1000), true);
+        assert.equal(await new SqlQuotaStore(second).reclaimExpired(1000), 3);
+        const ids = { kept: randomUUID(), lapsed: randomUUID(), locked: randomUUID() };
+        const settle = (reservationId: string, rowId: string, delivered: number) =>
+          quota.settle(
+            tokenId,
+            { reservationId, idempotency: undefined, callerPresent: () => true },
+            rowFor(tokenId, rowId, delivered),
+          );
+        // A reservation gone: the statement undoes itself, and the transaction bills the rest.
+        const lapsedGroup = Promise.all([
+          settle('kept', ids.kept, 2),
+          settle('lapsed', ids.lapsed, 3),
+        ]);
+        await held.waitingFor(1);
+        held.commitNext();
+        assert.deepEqual(await lapsedGroup, ['billed', 'lease-lost']);
+        assert.equal(held.transactions(), 1);
+        assert.deepEqual(await standing(first, tokenId), { used: 2, reserved: 1 });
+
+        // A reservation locked by another session: the statement does not wait for it; the
+        // transaction does, and settles once the lock is let go.
+        let letGo = () => {};
+        const released = new Promise<void>((resolve) => {
+          letGo = resolve;
+        });
+        let locking = () => {};
+        const locked = new Promise<void>((resolve) => {
+          locking = resolve;
+        });
+        const holder = second.db.transaction().execute(async (trx) => {
+          await sql`select id from quota_reservations where id = 'locked' for update`.execute(trx);
+          locking();
+          await released;
+        });
+        await locked;
+        const waiting = settle('locked', ids.locked, 1);
+        const deadline = Date.now() + 5000;
+        while (held.transactions() < 2) {
+          assert.ok(Date.now() < deadline, 'the statement never gave way to a transaction');
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        letGo();
+        await holder;
+        await held.waitingFor(1);
+        held.commitAll();
+        assert.equal(await waiting, 'billed');
+        assert.deepEqual(await standing(first, tokenId), { used: 3, reserved: 0 });
+        const rows = await rowsById(first);
+        assert.deepEqual(
+          Object.values(ids).map((id) => [rows.get(id)?.status, rows.get(id)?.imagesBilled]),
+          [
+            [200, 2],
+            [503, 0],
+            [200, 1],
+          ],
+        );
+      });
+
+    if (backend === 'PostgreSQL')
+      it('settles a group of several tokens, or with an Idempotency-Key, in a transaction', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, tokenId, held, quota } = set;
+        const otherToken = await insertToken(first);
+        await reserveAll(first, tokenId, { mine: 1, keyed: 1 });
+        await reserveAll(first, otherToken, { theirs: 1 });
+        const settle = (token: string, reservationId: string, keyed = false) =>
+          quota.settle(
+            token,
+            {
+              reservationId,
+              idempotency: keyed
+                ? { scope: token, key: 'k', owner: 'o', requestId: 'r', result: '{}' }
+                : undefined,
+              callerPresent: () => true,
+            },
+            rowFor(token, randomUUID(), 1),
+          );
+        const twoTokens = Promise.all([settle(tokenId, 'mine'), settle(otherToken, 'theirs')]);
+        await held.waitingFor(1);
+        held.commitNext();
+        assert.deepEqual(await twoTokens, ['billed', 'billed']);
+        assert.equal(held.transactions(), 1);
+        // A key that is not claimed is no longer this request's: lease-lost, as in a transaction.
+        const keyed = settle(tokenId, 'keyed', true);
+        await held.waitingFor(1);
+        held.commitAll();
+        assert.equal(await keyed, 'lease-lost');
+        assert.equal(held.transactions(), 2);
       });
   });
 }
