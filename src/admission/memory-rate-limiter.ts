@@ -1,4 +1,11 @@
-import { gcraStep, type RateLimiter, type RateRule, type SlotHold } from './rate-limiter.js';
+import {
+  type GateDecision,
+  type GateRequest,
+  gcraStep,
+  type RateLimiter,
+  type RateRule,
+  type SlotHold,
+} from './rate-limiter.js';
 
 /** Past this many keys, keys whose state has run out are dropped on the next hit. */
 const PRUNE_THRESHOLD = 10_000;
@@ -9,6 +16,16 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly slots = new Map<string, Map<string, number>>();
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  async pass({ slot, rate }: GateRequest): Promise<GateDecision> {
+    const slotDecision =
+      slot === undefined ? undefined : await this.acquireSlot(slot.hold, slot.limit, slot.ttlMs);
+    if (slotDecision?.acquired === false) return { slot: slotDecision };
+    if (rate === undefined) return slotDecision === undefined ? {} : { slot: slotDecision };
+    const rateDecision = await this.hit(rate.key, rate.rule);
+    if (!rateDecision.allowed && slot !== undefined) await this.releaseSlot(slot.hold);
+    return { ...(slotDecision === undefined ? {} : { slot: slotDecision }), rate: rateDecision };
+  }
 
   async hit(key: string, rule: RateRule) {
     const now = this.now();

@@ -28,12 +28,32 @@ export interface SlotHold {
   holder: string;
 }
 
+/** What one request asks of the limiter as it is admitted: a slot, a count against a rate, or both. */
+export interface GateRequest {
+  slot?: { hold: SlotHold; limit: number; ttlMs: number };
+  rate?: { key: string; rule: RateRule };
+}
+
+/**
+ * The answers to a `GateRequest`: `slot` when one was asked for; `rate` when one was asked for and
+ * the slot (if any) was acquired. A rate refused has freed the slot taken for it.
+ */
+export interface GateDecision {
+  slot?: SlotDecision;
+  rate?: RateDecision;
+}
+
 /**
  * Request rates and concurrency slots, per key. Rates follow the generic cell rate algorithm
  * (GCRA), which needs one number per key and has no window edges to burst across. A slot is held
  * until released or until `ttlMs` passes without renewal, so a holder that dies frees it.
  */
 export interface RateLimiter {
+  /**
+   * A request's admission in one step: its slot first, then its count against the rate; a slot
+   * refused leaves the rate untouched. The shared limiter decides both in one round trip.
+   */
+  pass(request: GateRequest): Promise<GateDecision>;
   hit(key: string, rule: RateRule): Promise<RateDecision>;
   acquireSlot(hold: SlotHold, limit: number, ttlMs: number): Promise<SlotDecision>;
   renewSlots(holds: readonly SlotHold[], ttlMs: number): Promise<void>;

@@ -1,11 +1,38 @@
 import type { Redis } from 'ioredis';
-import type { RateDecision, RateLimiter, RateRule, SlotHold } from './rate-limiter.js';
+import type {
+  GateDecision,
+  GateRequest,
+  RateDecision,
+  RateLimiter,
+  RateRule,
+  SlotDecision,
+  SlotHold,
+} from './rate-limiter.js';
 import { defineLimiterCommands, type LimiterCommands } from './redis-scripts.js';
 
 function numbers(reply: unknown): number[] {
   if (!Array.isArray(reply) || !reply.every((item) => typeof item === 'number'))
     throw new Error(`unexpected reply from a Redis script: ${JSON.stringify(reply)}`);
   return reply;
+}
+
+/** A GCRA script's reply: allowed 0|1, remaining, reset ms, retry-after ms. */
+function rateDecisionOf(
+  [allowed, remaining, resetMs, retryAfterMs]: number[],
+  rule: RateRule,
+): RateDecision {
+  return {
+    allowed: allowed === 1,
+    limit: rule.limit,
+    remaining: remaining ?? 0,
+    resetMs: resetMs ?? 0,
+    retryAfterMs: retryAfterMs ?? 0,
+  };
+}
+
+/** A slot script's reply: acquired 0|1, slots in use. */
+function slotDecisionOf([acquired, inUse]: number[], limit: number): SlotDecision {
+  return { acquired: acquired === 1, limit, inUse: inUse ?? 0 };
 }
 
 /**
@@ -24,26 +51,43 @@ export class RedisRateLimiter implements RateLimiter {
     this.redis = defineLimiterCommands(redis);
   }
 
+  async pass({ slot, rate }: GateRequest): Promise<GateDecision> {
+    if (slot === undefined)
+      return rate === undefined ? {} : { rate: await this.hit(rate.key, rate.rule) };
+    if (rate === undefined)
+      return { slot: await this.acquireSlot(slot.hold, slot.limit, slot.ttlMs) };
+    this.ensureReady();
+    const reply = numbers(
+      await this.redis.gatePass(
+        this.slotKey(slot.hold.key),
+        this.rateKey(rate.key),
+        slot.hold.holder,
+        slot.limit,
+        slot.ttlMs,
+        rate.rule.limit,
+        rate.rule.windowMs,
+      ),
+    );
+    const slotDecision = slotDecisionOf(reply, slot.limit);
+    return reply.length > 2
+      ? { slot: slotDecision, rate: rateDecisionOf(reply.slice(2), rate.rule) }
+      : { slot: slotDecision };
+  }
+
   async hit(key: string, rule: RateRule): Promise<RateDecision> {
     this.ensureReady();
-    const [allowed, remaining, resetMs, retryAfterMs] = numbers(
-      await this.redis.gcraHit(this.rateKey(key), rule.limit, rule.windowMs),
+    return rateDecisionOf(
+      numbers(await this.redis.gcraHit(this.rateKey(key), rule.limit, rule.windowMs)),
+      rule,
     );
-    return {
-      allowed: allowed === 1,
-      limit: rule.limit,
-      remaining: remaining ?? 0,
-      resetMs: resetMs ?? 0,
-      retryAfterMs: retryAfterMs ?? 0,
-    };
   }
 
   async acquireSlot(hold: SlotHold, limit: number, ttlMs: number) {
     this.ensureReady();
-    const [acquired, inUse] = numbers(
-      await this.redis.slotAcquire(this.slotKey(hold.key), hold.holder, limit, ttlMs),
+    return slotDecisionOf(
+      numbers(await this.redis.slotAcquire(this.slotKey(hold.key), hold.holder, limit, ttlMs)),
+      limit,
     );
-    return { acquired: acquired === 1, limit, inUse: inUse ?? 0 };
   }
 
   async renewSlots(holds: readonly SlotHold[], ttlMs: number) {

@@ -14,39 +14,60 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
  * GCRA, as gcraStep in rate-limiter.ts. KEYS[1]: the key; ARGV: limit, window ms.
  * Returns {allowed 0|1, remaining, reset ms, retry-after ms}.
  */
-const GCRA_HIT = `${NOW_MS}
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local interval = window / limit
-local tat = now
-local stored = redis.call('GET', KEYS[1])
-if stored then tat = math.max(tonumber(stored), now) end
-local next_tat = tat + interval
-local allow_at = next_tat - window
-if now < allow_at then
-  return {0, 0, math.ceil(tat - now), math.ceil(allow_at - now)}
+const GCRA_STEP = `
+local function gcra_hit(key, limit, window, now)
+  local interval = window / limit
+  local tat = now
+  local stored = redis.call('GET', key)
+  if stored then tat = math.max(tonumber(stored), now) end
+  local next_tat = tat + interval
+  local allow_at = next_tat - window
+  if now < allow_at then
+    return {0, 0, math.ceil(tat - now), math.ceil(allow_at - now)}
+  end
+  redis.call('SET', key, tostring(next_tat), 'PX', math.ceil(next_tat - now) + 1)
+  return {1, math.floor((now - allow_at) / interval), math.ceil(next_tat - now), 0}
 end
-redis.call('SET', KEYS[1], tostring(next_tat), 'PX', math.ceil(next_tat - now) + 1)
-return {1, math.floor((now - allow_at) / interval), math.ceil(next_tat - now), 0}
+`;
+const GCRA_HIT = `${NOW_MS}${GCRA_STEP}
+return gcra_hit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), now)
 `;
 
 /**
  * Concurrency slots as a sorted set of holders scored by expiry. KEYS[1]: the set; ARGV: holder,
  * limit, ttl ms. Drops expired holders first. Returns {acquired 0|1, slots in use}.
  */
-const SLOT_ACQUIRE = `${NOW_MS}
-local ttl = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local in_use = redis.call('ZCARD', KEYS[1])
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  return {1, in_use}
+const SLOT_STEP = `
+local function slot_acquire(key, holder, limit, ttl, now)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local in_use = redis.call('ZCARD', key)
+  if redis.call('ZSCORE', key, holder) then
+    redis.call('ZADD', key, now + ttl, holder)
+    redis.call('PEXPIRE', key, ttl)
+    return {1, in_use}
+  end
+  if in_use >= limit then return {0, in_use} end
+  redis.call('ZADD', key, now + ttl, holder)
+  redis.call('PEXPIRE', key, ttl)
+  return {1, in_use + 1}
 end
-if in_use >= tonumber(ARGV[2]) then return {0, in_use} end
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ttl)
-return {1, in_use + 1}
+`;
+const SLOT_ACQUIRE = `${NOW_MS}${SLOT_STEP}
+return slot_acquire(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), now)
+`;
+
+/**
+ * A request's admission: its slot, then its count against the rate, as SLOT_ACQUIRE and then
+ * GCRA_HIT would decide them; a rate refused gives the slot back. KEYS: the slot set and the rate
+ * key; ARGV: holder, slot limit, ttl ms, rate limit, window ms. Returns the slot's reply followed by
+ * the rate's, or the slot's alone when it was refused.
+ */
+const GATE_PASS = `${NOW_MS}${SLOT_STEP}${GCRA_STEP}
+local slot = slot_acquire(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), now)
+if slot[1] == 0 then return slot end
+local rate = gcra_hit(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]), now)
+if rate[1] == 0 then redis.call('ZREM', KEYS[1], ARGV[1]) end
+return {slot[1], slot[2], rate[1], rate[2], rate[3], rate[4]}
 `;
 
 /** Extends a holder's slot, if it still holds one. KEYS[1]: the set; ARGV: holder, ttl ms. */
@@ -63,6 +84,15 @@ export interface LimiterCommands {
   gcraHit(key: string, limit: number, windowMs: number): Promise<unknown>;
   slotAcquire(key: string, holder: string, limit: number, ttlMs: number): Promise<unknown>;
   slotRenew(key: string, holder: string, ttlMs: number): Promise<unknown>;
+  gatePass(
+    slotKey: string,
+    rateKey: string,
+    holder: string,
+    slotLimit: number,
+    ttlMs: number,
+    rateLimit: number,
+    windowMs: number,
+  ): Promise<unknown>;
 }
 
 /**
@@ -70,12 +100,13 @@ export interface LimiterCommands {
  * source once per connection, again after NOSCRIPT (a restarted or flushed Redis).
  */
 export function defineLimiterCommands(redis: Redis): Redis & LimiterCommands {
-  const scripts: Record<keyof LimiterCommands, string> = {
-    gcraHit: GCRA_HIT,
-    slotAcquire: SLOT_ACQUIRE,
-    slotRenew: SLOT_RENEW,
+  const scripts: Record<keyof LimiterCommands, { keys: number; lua: string }> = {
+    gcraHit: { keys: 1, lua: GCRA_HIT },
+    slotAcquire: { keys: 1, lua: SLOT_ACQUIRE },
+    slotRenew: { keys: 1, lua: SLOT_RENEW },
+    gatePass: { keys: 2, lua: GATE_PASS },
   };
-  for (const [name, lua] of Object.entries(scripts))
-    redis.defineCommand(name, { numberOfKeys: 1, lua });
+  for (const [name, { keys, lua }] of Object.entries(scripts))
+    redis.defineCommand(name, { numberOfKeys: keys, lua });
   return redis as Redis & LimiterCommands;
 }

@@ -29,7 +29,7 @@ import type { Log } from '../support/log.js';
 import type { LimitsSource } from './limits-source.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import { rateHeaders, slotHeaders } from './rate-headers.js';
-import type { RateLimiter, SlotHold } from './rate-limiter.js';
+import type { GateDecision, RateLimiter, SlotHold } from './rate-limiter.js';
 import { NO_LIMITS, type TokenLimits } from '../domain/token-limits.js';
 import { NO_SLOT } from './admission.js';
 
@@ -113,13 +113,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     account: RequestAccount,
   ): Promise<GatePass> {
     const limits = known ?? (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
-    const slot = await this.takeSlot(tokenId, limits);
-    try {
-      await this.countRequest(tokenId, limits, account);
-    } catch (error) {
-      if (slot !== undefined) await this.releaseSlot(slot);
-      throw error;
-    }
+    const slot = await this.gate(tokenId, limits, account);
     if (slot === undefined) return NO_SLOT;
     let released = false;
     return {
@@ -200,52 +194,62 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     await Promise.all([this.reservations.beat(), this.slots.beat()]);
   }
 
-  private async takeSlot(tokenId: string, limits: TokenLimits): Promise<SlotHold | undefined> {
-    if (limits.maxConcurrent === undefined) return undefined;
-    const hold = { key: `concurrency:${tokenId}`, holder: randomUUID() };
-    let decision;
+  /**
+   * Takes the request's concurrency slot and counts it against the token's rate, in one call to
+   * the limiter; the slot held, if the token has a concurrency limit. A limiter that fails lets
+   * the request through (and is reported).
+   */
+  private async gate(
+    tokenId: string,
+    limits: TokenLimits,
+    account: RequestAccount,
+  ): Promise<SlotHold | undefined> {
+    const slot =
+      limits.maxConcurrent === undefined
+        ? undefined
+        : {
+            hold: { key: `concurrency:${tokenId}`, holder: randomUUID() },
+            limit: limits.maxConcurrent,
+            ttlMs: this.options.leaseTtlMs,
+          };
+    const rate =
+      limits.requestsPerMinute === undefined
+        ? undefined
+        : {
+            key: `rpm:${tokenId}`,
+            rule: { limit: limits.requestsPerMinute, windowMs: MINUTE_MS },
+          };
+    let decision: GateDecision;
     try {
-      decision = await this.options.limiter.acquireSlot(
-        hold,
-        limits.maxConcurrent,
-        this.options.leaseTtlMs,
-      );
+      decision = await this.options.limiter.pass({
+        ...(slot === undefined ? {} : { slot }),
+        ...(rate === undefined ? {} : { rate }),
+      });
     } catch (error) {
       this.limiterFailed(error);
       return undefined;
     }
-    if (!decision.acquired) {
+    if (decision.slot?.acquired === false) {
       throw new GatewayError(
         'Throttling.RateQuota',
         `this token allows ${limits.maxConcurrent} concurrent requests and all are in use; retry when one finishes`,
-        slotHeaders(decision),
+        slotHeaders(decision.slot),
       );
     }
-    this.slots.hold(hold.holder, hold);
-    return hold;
-  }
-
-  private async countRequest(tokenId: string, limits: TokenLimits, account: RequestAccount) {
-    if (limits.requestsPerMinute === undefined) return;
-    let decision;
-    try {
-      decision = await this.options.limiter.hit(`rpm:${tokenId}`, {
-        limit: limits.requestsPerMinute,
-        windowMs: MINUTE_MS,
-      });
-    } catch (error) {
-      this.limiterFailed(error);
-      return;
+    if (decision.rate !== undefined) {
+      const headers = rateHeaders(decision.rate);
+      if (!decision.rate.allowed) {
+        throw new GatewayError(
+          'Throttling.RateQuota',
+          `this token allows ${limits.requestsPerMinute} requests per minute; retry after ${headers['Retry-After']} s`,
+          headers,
+        );
+      }
+      Object.assign(account.responseHeaders, headers);
     }
-    const headers = rateHeaders(decision);
-    if (!decision.allowed) {
-      throw new GatewayError(
-        'Throttling.RateQuota',
-        `this token allows ${limits.requestsPerMinute} requests per minute; retry after ${headers['Retry-After']} s`,
-        headers,
-      );
-    }
-    Object.assign(account.responseHeaders, headers);
+    if (slot === undefined) return undefined;
+    this.slots.hold(slot.hold.holder, slot.hold);
+    return slot.hold;
   }
 
   private async reserve(

@@ -132,6 +132,75 @@ for (const [name, factory] of [
       assert.equal(decisions.filter((decision) => decision.allowed).length, 10);
     });
 
+    it('passes a request in one step: the slot first, then the rate; a refused slot leaves the rate untouched, a refused rate frees the slot', async (t) => {
+      const subject = await factory(t, 1);
+      if (subject === undefined) return;
+      const [limiter] = subject.limiters as [RateLimiter];
+      const slotKey = key();
+      const rateKey = key();
+      const rule = { limit: 3, windowMs: 60_000 };
+      const request = (holder: string) => ({
+        slot: { hold: { key: slotKey, holder }, limit: 2, ttlMs: SLOT_TTL_MS },
+        rate: { key: rateKey, rule },
+      });
+      const first = await limiter.pass(request('a'));
+      assert.deepEqual(first.slot, { acquired: true, limit: 2, inUse: 1 });
+      assert.equal(first.rate?.allowed, true);
+      assert.equal(first.rate?.remaining, 2);
+      assert.equal((await limiter.pass(request('b'))).rate?.remaining, 1);
+      // Both slots are in use: refused, and not counted against the rate.
+      assert.deepEqual(await limiter.pass(request('c')), {
+        slot: { acquired: false, limit: 2, inUse: 2 },
+      });
+      await limiter.releaseSlot({ key: slotKey, holder: 'a' });
+      const third = await limiter.pass(request('d'));
+      assert.equal(third.slot?.acquired, true);
+      assert.deepEqual([third.rate?.allowed, third.rate?.remaining], [true, 0]);
+      await limiter.releaseSlot({ key: slotKey, holder: 'd' });
+      // The rate is spent: refused, and the slot taken for it is given back.
+      const refused = await limiter.pass(request('e'));
+      assert.equal(refused.slot?.acquired, true);
+      assert.equal(refused.rate?.allowed, false);
+      assert.ok((refused.rate?.retryAfterMs ?? 0) > 0);
+      assert.deepEqual(
+        await limiter.acquireSlot({ key: slotKey, holder: 'f' }, 2, SLOT_TTL_MS),
+        { acquired: true, limit: 2, inUse: 2 },
+        'only b and f hold slots: e gave its slot back',
+      );
+      // One of the two alone.
+      assert.deepEqual(await limiter.pass({}), {});
+      assert.deepEqual(Object.keys(await limiter.pass({ rate: { key: key(), rule } })), ['rate']);
+      assert.deepEqual(
+        await limiter.pass({
+          slot: { hold: { key: key(), holder: 'g' }, limit: 1, ttlMs: SLOT_TTL_MS },
+        }),
+        { slot: { acquired: true, limit: 1, inUse: 1 } },
+      );
+    });
+
+    it('passes at most the slot limit, and counts only those passed, among concurrent requests from several instances', async (t) => {
+      const subject = await factory(t, 3);
+      if (subject === undefined) return;
+      const slotKey = key();
+      const rateKey = key();
+      const decisions = await Promise.all(
+        Array.from({ length: 30 }, (_, index) =>
+          (subject.limiters[index % 3] as RateLimiter).pass({
+            slot: { hold: { key: slotKey, holder: randomUUID() }, limit: 4, ttlMs: SLOT_TTL_MS },
+            rate: { key: rateKey, rule: { limit: 10, windowMs: 60_000 } },
+          }),
+        ),
+      );
+      assert.equal(decisions.filter((decision) => decision.slot?.acquired === true).length, 4);
+      assert.equal(decisions.filter((decision) => decision.rate !== undefined).length, 4);
+      const [limiter] = subject.limiters as [RateLimiter];
+      assert.equal(
+        (await limiter.hit(rateKey, { limit: 10, windowMs: 60_000 })).remaining,
+        10 - 4 - 1,
+        'the 26 refused slots never counted against the rate',
+      );
+    });
+
     it('holds at most the limit of slots across instances, frees them on release and on expiry, keeps renewed ones', async (t) => {
       const subject = await factory(t, 3);
       if (subject === undefined) return;
