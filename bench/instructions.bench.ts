@@ -4,6 +4,8 @@
 // about 1% (0.2% for the same build), so a change of a few percent can be seen across commits.
 //   npm run bench -- instructions
 //   INSTRUCTIONS_WARMUP=N INSTRUCTIONS_COUNTED=N   requests before counting, and counted
+//   INSTRUCTIONS_ONLY=text                         only the setups whose names contain it
+// The quota-token setup (PostgreSQL and Redis, as the proxy bench's) runs when both are reachable.
 // What it counts: user-space instructions between the first and last counted request, sent one
 // after another on one kept-alive connection, on the main thread (the event loop, where requests
 // queue) and on all threads (libuv's pool, V8's compiler and GC helpers too). Not counted: the
@@ -23,6 +25,7 @@ import { Children } from './proxy-children.js';
 import { post } from './proxy-client.js';
 import { startFakeUpstream } from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
+import { openSharedBackend, QUOTA_TOKEN_LIMITS } from './proxy-postgres-redis.js';
 
 const run = promisify(execFile);
 const WARMUP = Number(process.env.INSTRUCTIONS_WARMUP ?? 300);
@@ -34,10 +37,26 @@ const BODY = JSON.stringify({
   parameters: { n: 1 },
 });
 
-const SETUPS: { name: string; setup: GatewaySetup }[] = [
-  { name: 'pass_through_urls', setup: { passThroughUrls: true, logLevel: 'warn' } },
-  { name: 'default (re-hosts a small PNG)', setup: { passThroughUrls: false, logLevel: 'warn' } },
-];
+const ONLY = process.env.INSTRUCTIONS_ONLY ?? '';
+const SHARED_SETUP_NAME = 'pass_through_urls, quota token on PostgreSQL + Redis';
+
+function setups(sharedEnv: Record<string, string> | undefined) {
+  const all: { name: string; setup: GatewaySetup }[] = [
+    { name: 'pass_through_urls', setup: { passThroughUrls: true, logLevel: 'warn' } },
+    { name: 'default (re-hosts a small PNG)', setup: { passThroughUrls: false, logLevel: 'warn' } },
+  ];
+  if (sharedEnv !== undefined)
+    all.push({
+      name: SHARED_SETUP_NAME,
+      setup: {
+        passThroughUrls: true,
+        logLevel: 'warn',
+        env: sharedEnv,
+        tokenLimits: QUOTA_TOKEN_LIMITS,
+      },
+    });
+  return all.filter(({ name }) => name.includes(ONLY));
+}
 
 export default async function bench(): Promise<BenchRow[]> {
   if (spawnSync('valgrind', ['--version']).status !== 0) {
@@ -48,9 +67,10 @@ export default async function bench(): Promise<BenchRow[]> {
   const children = new Children();
   const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-instructions-'));
   const rows: Counted[] = [];
+  const shared = SHARED_SETUP_NAME.includes(ONLY) ? await openSharedBackend() : undefined;
   try {
     const fake = await startFakeUpstream(children);
-    for (const { name, setup } of SETUPS) {
+    for (const { name, setup } of setups(shared?.env)) {
       process.stderr.write(`instructions bench: ${name} (${WARMUP} + ${COUNTED} requests)\n`);
       const outFile = path.join(directory, `${rows.length}.callgrind`);
       const gateway = await startGateway(children, fake.url, {
@@ -87,6 +107,7 @@ export default async function bench(): Promise<BenchRow[]> {
     }
   } finally {
     await children.stopAll();
+    await shared?.close();
     await rm(directory, { recursive: true, force: true });
   }
   printTable(rows);
@@ -151,15 +172,16 @@ function totalInstructions(callgrindOutput: string): number {
 
 function printTable(rows: Counted[]): void {
   const count = (value: number) => Math.round(value).toLocaleString('en-US').padStart(13);
-  console.log(
-    '\n| gateway, one request at a time | instructions per request: main thread | all threads |',
-  );
-  console.log(`|${'-'.repeat(32)}|${'-'.repeat(39)}|${'-'.repeat(15)}|`);
+  const title = 'gateway, one request at a time';
+  const width = Math.max(title.length, ...rows.map((row) => row.name.length));
+  console.log(`\n| ${title.padEnd(width)} | instructions per request: main thread | all threads |`);
+  console.log(`|${'-'.repeat(width + 2)}|${'-'.repeat(39)}|${'-'.repeat(15)}|`);
   for (const row of rows)
     console.log(
-      `| ${row.name.padEnd(30)} | ${count(row.mainThread).padStart(37)} | ${count(row.allThreads)} |`,
+      `| ${row.name.padEnd(width)} | ${count(row.mainThread).padStart(37)} | ${count(row.allThreads)} |`,
     );
-  const [passThrough, rehost] = rows;
+  const passThrough = rows.find((row) => row.name === 'pass_through_urls');
+  const rehost = rows.find((row) => row.name.startsWith('default'));
   if (passThrough !== undefined && rehost !== undefined)
     console.log(
       `\nre-hosting against pass-through (user space only): main thread ${(rehost.mainThread / passThrough.mainThread).toFixed(2)}x, all threads ${(rehost.allThreads / passThrough.allThreads).toFixed(2)}x\n`,

@@ -6,6 +6,19 @@ const POSTGRES_URL =
   process.env.IMAGEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.IMAGEGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/**
+ * `token create` options of a quota token whose limits never refuse, so that every request is
+ * admitted (a slot and a count in Redis, a reservation in PostgreSQL) and settled.
+ */
+export const QUOTA_TOKEN_LIMITS: readonly string[] = [
+  '--image-quota',
+  '1000000000',
+  '--rpm',
+  '1000000000',
+  '--concurrency',
+  '1000',
+];
+
 /** The settings that put a gateway on a PostgreSQL schema and Redis key prefix of its own. */
 export interface SharedBackend {
   env: Record<string, string>;

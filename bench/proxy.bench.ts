@@ -19,7 +19,7 @@ import { type FakeUpstream, startFakeUpstream } from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
 import { type RunningNginx, startNginx } from './proxy-nginx.js';
 import { largestGreyPng } from './proxy-png.js';
-import { openSharedBackend } from './proxy-postgres-redis.js';
+import { openSharedBackend, QUOTA_TOKEN_LIMITS } from './proxy-postgres-redis.js';
 import {
   cpuMs,
   loadAverageText,
@@ -75,15 +75,6 @@ const OPENAI_ROUTE: Route = {
   path: '/v1/images/generations',
   body: JSON.stringify({ model: MODEL_A, prompt: 'a lighthouse at dusk', n: 1 }),
 };
-/** A token whose limits never refuse, so that every request is admitted, counted and settled. */
-const QUOTA_LIMITS = [
-  '--image-quota',
-  '1000000000',
-  '--rpm',
-  '1000000000',
-  '--concurrency',
-  '1000',
-];
 const PASS_THROUGH: GatewaySetup = { passThroughUrls: true, logLevel: 'warn' };
 const DEFAULT: GatewaySetup = { passThroughUrls: false, logLevel: 'warn' };
 
@@ -234,12 +225,12 @@ function setupsOf(
           gateway('imagegate default, quota token on PostgreSQL + Redis', false, {
             ...DEFAULT,
             env: sharedEnv,
-            tokenLimits: QUOTA_LIMITS,
+            tokenLimits: QUOTA_TOKEN_LIMITS,
           }),
           gateway('imagegate pass_through_urls, quota token on PostgreSQL + Redis', false, {
             ...PASS_THROUGH,
             env: sharedEnv,
-            tokenLimits: QUOTA_LIMITS,
+            tokenLimits: QUOTA_TOKEN_LIMITS,
           }),
         ]),
   ];
