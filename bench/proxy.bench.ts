@@ -6,6 +6,7 @@
 //   npm run bench -- proxy --quick    2 s per load row, fewer sequential requests
 //   PROXY_BENCH_SECONDS=N             seconds per load row, overriding either
 //   npm run bench -- proxy --only=largest,crowd   only those parts (compare, crowd, largest)
+//   npm run bench -- proxy --rows=PostgreSQL      only the comparison's rows whose names contain it
 import { spawnSync } from 'node:child_process';
 import { Agent } from 'node:http';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
@@ -42,6 +43,8 @@ const QUICK = process.argv.includes('--quick');
 const PARTS = ['compare', 'crowd', 'largest'] as const;
 type Part = (typeof PARTS)[number];
 const ONLY = onlyParts(process.argv);
+const ROWS =
+  process.argv.find((argument) => argument.startsWith('--rows='))?.slice('--rows='.length) ?? '';
 const LOAD_SECONDS = Number(process.env.PROXY_BENCH_SECONDS ?? (QUICK ? 2 : 10));
 const WARMUP_SECONDS = QUICK ? 1 : 2;
 const CONNECTIONS = 64;
@@ -155,7 +158,7 @@ async function compare(
   const alone: AloneRow[] = [];
   for (const upstreamDelayMs of [0, SLOW_UPSTREAM_MS]) {
     await fake.setDelay(upstreamDelayMs);
-    for (const setup of setups) {
+    for (const setup of setups.filter(({ name }) => name.includes(ROWS))) {
       process.stderr.write(`proxy bench: ${setup.name}, upstream delay ${upstreamDelayMs} ms\n`);
       const target = await setup.open();
       try {
