@@ -80,6 +80,12 @@ async function standing(database: Database, tokenId: string) {
   return { used: found.imagesUsed, reserved: found.imagesReserved };
 }
 
+/** The status and images billed of each row of `ids`, in their order. */
+async function billing(database: Database, ids: Record<string, string>) {
+  const rows = await rowsById(database);
+  return Object.values(ids).map((id) => [rows.get(id)?.status, rows.get(id)?.imagesBilled]);
+}
+
 async function rowsById(database: Database) {
   const rows = await new SqlUsageStore(database).list({}, 1000);
   return new Map(rows.map((row) => [row.id, row]));
@@ -242,18 +248,14 @@ for (const [backend, targetFor] of BACKENDS) {
       ]);
       assert.equal(held.transactions(), 2, 'the five shared one transaction');
       assert.deepEqual(await standing(first, tokenId), { used: 1 + 2 + 1, reserved: 0 });
-      const rows = await rowsById(first);
-      assert.deepEqual(
-        Object.values(ids).map((id) => [rows.get(id)?.status, rows.get(id)?.imagesBilled]),
-        [
-          [200, 1],
-          [200, 2],
-          [503, 0],
-          [503, 0],
-          [503, 0],
-          [200, 1],
-        ],
-      );
+      assert.deepEqual(await billing(first, ids), [
+        [200, 1],
+        [200, 2],
+        [503, 0],
+        [503, 0],
+        [503, 0],
+        [200, 1],
+      ]);
       assert.deepEqual((await keys.find(tokenId, 'key-1'))?.outcome, {
         kind: 'result',
         result: JSON.stringify({ by: 'successor' }),
@@ -429,16 +431,12 @@ for (const [backend, targetFor] of BACKENDS) {
         );
         assert.equal(held.transactions(), 0, 'one statement, no transaction');
         assert.deepEqual(await standing(first, tokenId), { used: 2 + 1, reserved: 0 });
-        const rows = await rowsById(first);
-        assert.deepEqual(
-          Object.values(ids).map((id) => [rows.get(id)?.status, rows.get(id)?.imagesBilled]),
-          [
-            [200, 2],
-            [503, 0],
-            [200, 1],
-            [200, 1],
-          ],
-        );
+        assert.deepEqual(await billing(first, ids), [
+          [200, 2],
+          [503, 0],
+          [200, 1],
+          [200, 1],
+        ]);
         assert.equal(
           (await first.db.selectFrom('quota_reservations').select('id').execute()).length,
           0,
@@ -500,15 +498,11 @@ for (const [backend, targetFor] of BACKENDS) {
         held.commitAll();
         assert.equal(await waiting, 'billed');
         assert.deepEqual(await standing(first, tokenId), { used: 3, reserved: 0 });
-        const rows = await rowsById(first);
-        assert.deepEqual(
-          Object.values(ids).map((id) => [rows.get(id)?.status, rows.get(id)?.imagesBilled]),
-          [
-            [200, 2],
-            [503, 0],
-            [200, 1],
-          ],
-        );
+        assert.deepEqual(await billing(first, ids), [
+          [200, 2],
+          [503, 0],
+          [200, 1],
+        ]);
       });
 
     if (backend === 'PostgreSQL')
