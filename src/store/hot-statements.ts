@@ -4,16 +4,19 @@ import type { DatabaseSchema } from './schema.js';
 
 /**
  * One SQL statement of the request path, written once with `?` placeholders and never built
- * again: SQLite prepares it once per connection, PostgreSQL receives the same text (placeholders
- * numbered `$1`, `$2`, ...) every time.
+ * again: SQLite prepares it once per connection; PostgreSQL receives the same text (placeholders
+ * numbered `$1`, `$2`, ...) and, when `prepared`, keeps it prepared on each connection.
  */
 export class Statement {
   readonly postgres: string;
 
-  constructor(readonly sqlite: string) {
+  constructor(
+    readonly sqlite: string,
+    prepared = true,
+  ) {
     let position = 0;
     this.postgres = sqlite.replace(/\?/g, () => `$${++position}`);
-    if (!preparedNames.has(this.postgres))
+    if (prepared && !preparedNames.has(this.postgres))
       preparedNames.set(this.postgres, `imagegate_hot_${preparedNames.size + 1}`);
   }
 }
@@ -29,13 +32,21 @@ export function preparedNameOf(text: string): string | undefined {
   return preparedNames.get(text);
 }
 
+/**
+ * The most rows a statement of `statementsByCount` is kept prepared for. A prepared statement
+ * stays in the server's memory for the connection's life; one per group size would be hundreds
+ * per connection, the largest with thousands of parameters, while a statement carrying more rows
+ * than this already shares its parsing among that many requests.
+ */
+export const PREPARED_UP_TO_ROWS = 16;
+
 /** A statement whose text depends only on how many rows it carries, built once per count. */
 export function statementsByCount(build: (count: number) => string): (count: number) => Statement {
   const built = new Map<number, Statement>();
   return (count) => {
     let statement = built.get(count);
     if (statement === undefined) {
-      statement = new Statement(build(count));
+      statement = new Statement(build(count), count <= PREPARED_UP_TO_ROWS);
       built.set(count, statement);
     }
     return statement;

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
 import { DEFAULT_DATABASE_LIMITS, openDatabase } from '../../src/store/database.js';
-import { preparedNameOf, Statement } from '../../src/store/hot-statements.js';
+import {
+  placeholders,
+  PREPARED_UP_TO_ROWS,
+  preparedNameOf,
+  Statement,
+  statementsByCount,
+} from '../../src/store/hot-statements.js';
 import { SqlQuotaStore } from '../../src/store/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { insertToken } from '../helpers/database-backends.js';
@@ -16,6 +22,14 @@ it('names each hot statement once, by its text', () => {
   assert.equal(preparedNameOf(again.postgres), name, 'the same text, the same name');
   assert.notEqual(preparedNameOf(new Statement('select ? as another_one').postgres), name);
   assert.equal(preparedNameOf('select 1'), undefined, 'a cold-path query is not prepared');
+});
+
+it('keeps a statement built per row count prepared only up to PREPARED_UP_TO_ROWS rows', () => {
+  const byCount = statementsByCount((count) => `select ${placeholders(count)} -- by count test`);
+  assert.match(preparedNameOf(byCount(1).postgres) ?? '', /^imagegate_hot_\d+$/);
+  assert.match(preparedNameOf(byCount(PREPARED_UP_TO_ROWS).postgres) ?? '', /^imagegate_hot_\d+$/);
+  assert.equal(preparedNameOf(byCount(PREPARED_UP_TO_ROWS + 1).postgres), undefined);
+  assert.equal(preparedNameOf(byCount(256).postgres), undefined);
 });
 
 it('keeps the hot statements prepared on the PostgreSQL connection, and reuses them', async (t) => {
