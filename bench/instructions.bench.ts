@@ -31,18 +31,33 @@ const run = promisify(execFile);
 const WARMUP = Number(process.env.INSTRUCTIONS_WARMUP ?? 300);
 const COUNTED = Number(process.env.INSTRUCTIONS_COUNTED ?? 300);
 
-const BODY = JSON.stringify({
-  model: MODEL_A,
-  input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
-  parameters: { n: 1 },
-});
+/** Where a setup sends its requests, and what. */
+interface Route {
+  path: string;
+  body: string;
+}
+const DASHSCOPE_ROUTE: Route = {
+  path: SYNC_PATH,
+  body: JSON.stringify({
+    model: MODEL_A,
+    input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
+    parameters: { n: 1 },
+  }),
+};
+/** The same request through the OpenAI front door: same model, prompt and image count. */
+const OPENAI_ROUTE: Route = {
+  path: '/v1/images/generations',
+  body: JSON.stringify({ model: MODEL_A, prompt: 'a lighthouse at dusk', n: 1 }),
+};
 
 const ONLY = process.env.INSTRUCTIONS_ONLY ?? '';
 const SHARED_SETUP_NAME = 'pass_through_urls, quota token on PostgreSQL + Redis';
 
 function setups(sharedEnv: Record<string, string> | undefined) {
-  const all: { name: string; setup: GatewaySetup }[] = [
-    { name: 'pass_through_urls', setup: { passThroughUrls: true, logLevel: 'warn' } },
+  const passThrough: GatewaySetup = { passThroughUrls: true, logLevel: 'warn' };
+  const all: { name: string; setup: GatewaySetup; route?: Route }[] = [
+    { name: 'pass_through_urls', setup: passThrough },
+    { name: 'pass_through_urls, OpenAI route', setup: passThrough, route: OPENAI_ROUTE },
     { name: 'default (re-hosts a small PNG)', setup: { passThroughUrls: false, logLevel: 'warn' } },
   ];
   if (sharedEnv !== undefined)
@@ -70,7 +85,7 @@ export default async function bench(): Promise<BenchRow[]> {
   const shared = SHARED_SETUP_NAME.includes(ONLY) ? await openSharedBackend() : undefined;
   try {
     const fake = await startFakeUpstream(children);
-    for (const { name, setup } of setups(shared?.env)) {
+    for (const { name, setup, route = DASHSCOPE_ROUTE } of setups(shared?.env)) {
       process.stderr.write(`instructions bench: ${name} (${WARMUP} + ${COUNTED} requests)\n`);
       const outFile = path.join(directory, `${rows.length}.callgrind`);
       const gateway = await startGateway(children, fake.url, {
@@ -87,7 +102,7 @@ export default async function bench(): Promise<BenchRow[]> {
       try {
         const send = async (count: number) => {
           for (let i = 0; i < count; i++) {
-            const answer = await post(agent, `${gateway.url}${SYNC_PATH}`, BODY, {
+            const answer = await post(agent, `${gateway.url}${route.path}`, route.body, {
               'content-type': 'application/json',
               authorization: gateway.authorization,
             });
@@ -185,5 +200,10 @@ function printTable(rows: Counted[]): void {
   if (passThrough !== undefined && rehost !== undefined)
     console.log(
       `\nre-hosting against pass-through (user space only): main thread ${(rehost.mainThread / passThrough.mainThread).toFixed(2)}x, all threads ${(rehost.allThreads / passThrough.allThreads).toFixed(2)}x\n`,
+    );
+  const openai = rows.find((row) => row.name.endsWith('OpenAI route'));
+  if (passThrough !== undefined && openai !== undefined)
+    console.log(
+      `OpenAI route against the DashScope route: main thread ${(openai.mainThread / passThrough.mainThread).toFixed(2)}x, all threads ${(openai.allThreads / passThrough.allThreads).toFixed(2)}x\n`,
     );
 }
