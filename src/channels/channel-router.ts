@@ -290,7 +290,8 @@ class AttemptClock {
     private readonly caller: AbortSignal,
   ) {
     if (caller.aborted) this.expiry.abort(caller.reason);
-    else caller.addEventListener('abort', this.callerAborted, { once: true });
+    // Without `once`, which costs Node's EventTarget more per call: end() removes it anyway.
+    else caller.addEventListener('abort', this.callerAborted);
     this.start();
   }
 

@@ -49,10 +49,11 @@ export async function rehostImages(
       ),
     timeoutMs,
   );
-  // Follows the caller's signal by a listener: AbortSignal.any costs far more per call.
+  // Follows the caller's signal by a listener: AbortSignal.any costs far more per call. Without
+  // `once`, which costs more too: the listener is removed below whatever happens.
   const followCaller = () => local.abort(callerSignal.reason);
   if (callerSignal.aborted) followCaller();
-  else callerSignal.addEventListener('abort', followCaller, { once: true });
+  else callerSignal.addEventListener('abort', followCaller);
   const combined = local.signal;
   const hosted: EngineImage[] = [...images];
   let next = 0;
