@@ -61,11 +61,16 @@ const freeChargeAndRecord = statementsByCount(
      select 1 / ((select count(*) from dropped) = ?::integer)::integer as whole`,
 );
 
-/** SQLSTATEs after which `settleAtOnce` changed nothing and the group takes the transaction. */
-const NOT_AT_ONCE = new Set([
-  '22012', // division_by_zero: a reservation was gone (lapsed and reclaimed, or named twice)
-  '55P03', // lock_not_available: a reservation is locked (being renewed, reclaimed, or waited on)
-]);
+/** Whether `settleAtOnce`'s statement failed having changed nothing, for the transaction to judge. */
+function handsOver(error: unknown): boolean {
+  const { code, routine } = error as { code?: unknown; routine?: unknown };
+  // division_by_zero: a reservation was gone (lapsed and reclaimed, or named twice).
+  if (code === '22012') return true;
+  // lock_not_available, from NOWAIT: a reservation is locked (being renewed, reclaimed, waited
+  // on). The same code raised by the lock time-out (in ProcessInterrupts) is the token's row held
+  // too long: the database not serving, which the transaction would only wait out again.
+  return code === '55P03' && routine !== 'ProcessInterrupts';
+}
 
 /**
  * `members` settled by one statement, outside any transaction, on PostgreSQL: one round trip
@@ -110,7 +115,7 @@ export async function settleAtOnce(
       reservationIds.length,
     ]);
   } catch (error) {
-    if (NOT_AT_ONCE.has(String((error as { code?: unknown }).code))) return undefined;
+    if (handsOver(error)) return undefined;
     throw error;
   }
   return outcomes;

@@ -4,7 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
-import type { Database } from '../../src/store/database.js';
+import { type Database, DEFAULT_DATABASE_LIMITS } from '../../src/store/database.js';
 import type { HotStatements } from '../../src/store/hot-statements.js';
 import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
 import { type SettlementOutcome, SqlQuotaStore } from '../../src/store/quota-store.js';
@@ -503,6 +503,50 @@ for (const [backend, targetFor] of BACKENDS) {
           [503, 0],
           [200, 1],
         ]);
+      });
+
+    if (backend === 'PostgreSQL')
+      it('fails a one-statement settlement whose token row stays locked past the lock time-out, without waiting again in a transaction', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, second, tokenId, held, quota } = set;
+        await reserveAll(first, tokenId, { waits: 1 });
+        let letGo = () => {};
+        const released = new Promise<void>((resolve) => {
+          letGo = resolve;
+        });
+        let locking = () => {};
+        const locked = new Promise<void>((resolve) => {
+          locking = resolve;
+        });
+        const holder = second.db.transaction().execute(async (trx) => {
+          await sql`select id from tokens where id = ${tokenId} for update`.execute(trx);
+          locking();
+          await released;
+        });
+        await locked;
+        const started = Date.now();
+        const outcome = await quota
+          .settle(
+            tokenId,
+            { reservationId: 'waits', idempotency: undefined, callerPresent: () => true },
+            rowFor(tokenId, randomUUID(), 1),
+          )
+          .catch((error: unknown) => error);
+        const waitedMs = Date.now() - started;
+        letGo();
+        await holder;
+        assert.equal((outcome as { code?: string }).code, '55P03', String(outcome));
+        assert.equal(held.transactions(), 0, 'no transaction waited the time-out again');
+        assert.ok(
+          waitedMs < 2 * DEFAULT_DATABASE_LIMITS.lockTimeoutMs,
+          `answered after one lock time-out (${waitedMs} ms)`,
+        );
+        assert.deepEqual(
+          await standing(first, tokenId),
+          { used: 0, reserved: 1 },
+          'nothing changed: the reservation is still held, to be released or reclaimed',
+        );
       });
 
     if (backend === 'PostgreSQL')
