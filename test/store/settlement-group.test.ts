@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
 import { type Database, DEFAULT_DATABASE_LIMITS } from '../../src/store/database.js';
@@ -78,6 +78,33 @@ async function standing(database: Database, tokenId: string) {
   const found = await new SqlTokenLimitsStore(database.db).find(tokenId);
   assert.ok(found);
   return { used: found.imagesUsed, reserved: found.imagesReserved };
+}
+
+/**
+ * Runs `lockingQuery` (a SELECT ... FOR UPDATE) in a transaction of `database`'s that holds its
+ * row locks until `release` commits it; resolves once the locks are held.
+ */
+async function holdRows(database: Database, lockingQuery: RawBuilder<unknown>) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let holding = () => {};
+  const held = new Promise<void>((resolve) => {
+    holding = resolve;
+  });
+  const transaction = database.db.transaction().execute(async (trx) => {
+    await lockingQuery.execute(trx);
+    holding();
+    await released;
+  });
+  await Promise.race([held, transaction]);
+  return {
+    release: async () => {
+      release();
+      await transaction;
+    },
+  };
 }
 
 /** The status and images billed of each row of `ids`, in their order. */
@@ -472,28 +499,17 @@ for (const [backend, targetFor] of BACKENDS) {
 
         // A reservation locked by another session: the statement does not wait for it; the
         // transaction does, and settles once the lock is let go.
-        let letGo = () => {};
-        const released = new Promise<void>((resolve) => {
-          letGo = resolve;
-        });
-        let locking = () => {};
-        const locked = new Promise<void>((resolve) => {
-          locking = resolve;
-        });
-        const holder = second.db.transaction().execute(async (trx) => {
-          await sql`select id from quota_reservations where id = 'locked' for update`.execute(trx);
-          locking();
-          await released;
-        });
-        await locked;
+        const lock = await holdRows(
+          second,
+          sql`select id from quota_reservations where id = 'locked' for update`,
+        );
         const waiting = settle('locked', ids.locked, 1);
         const deadline = Date.now() + 5000;
         while (held.transactions() < 2) {
           assert.ok(Date.now() < deadline, 'the statement never gave way to a transaction');
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
-        letGo();
-        await holder;
+        await lock.release();
         await held.waitingFor(1);
         held.commitAll();
         assert.equal(await waiting, 'billed');
@@ -511,20 +527,10 @@ for (const [backend, targetFor] of BACKENDS) {
         if (set === undefined) return;
         const { first, second, tokenId, held, quota } = set;
         await reserveAll(first, tokenId, { waits: 1 });
-        let letGo = () => {};
-        const released = new Promise<void>((resolve) => {
-          letGo = resolve;
-        });
-        let locking = () => {};
-        const locked = new Promise<void>((resolve) => {
-          locking = resolve;
-        });
-        const holder = second.db.transaction().execute(async (trx) => {
-          await sql`select id from tokens where id = ${tokenId} for update`.execute(trx);
-          locking();
-          await released;
-        });
-        await locked;
+        const lock = await holdRows(
+          second,
+          sql`select id from tokens where id = ${tokenId} for update`,
+        );
         const started = Date.now();
         const outcome = await quota
           .settle(
@@ -534,8 +540,7 @@ for (const [backend, targetFor] of BACKENDS) {
           )
           .catch((error: unknown) => error);
         const waitedMs = Date.now() - started;
-        letGo();
-        await holder;
+        await lock.release();
         assert.equal((outcome as { code?: string }).code, '55P03', String(outcome));
         assert.equal(held.transactions(), 0, 'no transaction waited the time-out again');
         assert.ok(
