@@ -12,6 +12,16 @@ async function bytesOf(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** A source that sends some bytes, then fails. */
+function brokenSource(): Readable {
+  return new Readable({
+    read() {
+      this.push(randomBytes(1000));
+      this.destroy(new Error('source broke'));
+    },
+  });
+}
+
 function chunked(bytes: Buffer, chunkSize: number): Readable {
   return Readable.from(
     (function* () {
@@ -99,12 +109,7 @@ for (const backend of BACKENDS) {
     });
 
     it('rejects a stream that fails and leaves nothing under the key', async () => {
-      const failing = new Readable({
-        read() {
-          this.push(randomBytes(1000));
-          this.destroy(new Error('source broke'));
-        },
-      });
+      const failing = brokenSource();
       await assert.rejects(store.put('f2/broken.png', failing), /source broke/);
       assert.equal(await store.head('f2/broken.png'), undefined);
     });
@@ -123,12 +128,7 @@ for (const backend of BACKENDS) {
     });
 
     it('leaves nothing under a fresh key whose stream fails (putNew)', async () => {
-      const failing = new Readable({
-        read() {
-          this.push(randomBytes(1000));
-          this.destroy(new Error('source broke'));
-        },
-      });
+      const failing = brokenSource();
       await assert.rejects(store.putNew('f3/broken.png', failing), /source broke/);
       assert.equal(await store.head('f3/broken.png'), undefined);
     });
