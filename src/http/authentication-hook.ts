@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../domain/principal.js';
+import { finishHook } from './finish-hook.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,22 +16,15 @@ declare module 'fastify' {
  */
 export function authenticateRequests(scope: FastifyInstance, authenticator: Authenticator): void {
   scope.decorateRequest('principal', undefined);
-  scope.addHook('onRequest', (request, _reply, done) => {
-    let verified;
-    try {
-      verified = authenticator.verifyAuthorization(request.headers.authorization);
-    } catch (error) {
-      return done(error as Error);
-    }
-    if (!(verified instanceof Promise)) {
-      request.principal = verified;
-      return done();
-    }
-    verified.then((principal) => {
-      request.principal = principal;
-      done();
-    }, done);
-  });
+  scope.addHook('onRequest', (request, _reply, done) =>
+    finishHook(
+      () => authenticator.verifyAuthorization(request.headers.authorization),
+      (principal) => {
+        request.principal = principal;
+      },
+      done,
+    ),
+  );
 }
 
 /** The caller of a request in an accounted scope; its absence is a wiring bug (a 500), not a 401. */

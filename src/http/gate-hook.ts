@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type GatePass, NO_SLOT, type RequestGate } from '../admission/admission.js';
+import { finishHook } from './finish-hook.js';
 
 /**
  * Rate and concurrency limits in `onRequest`, after authentication and before the body is read:
@@ -11,20 +12,11 @@ export function gateRequests(scope: FastifyInstance, gate: RequestGate): void {
   scope.addHook('onRequest', (request, reply, done) => {
     const { principal, account } = request;
     if (principal === undefined || account === undefined) return done();
-    let pass;
-    try {
-      pass = gate.pass(principal, account);
-    } catch (error) {
-      return done(error as Error);
-    }
-    if (!(pass instanceof Promise)) {
-      holdUntilClosed(reply, pass);
-      return done();
-    }
-    pass.then((held) => {
-      holdUntilClosed(reply, held);
-      done();
-    }, done);
+    finishHook(
+      () => gate.pass(principal, account),
+      (pass) => holdUntilClosed(reply, pass),
+      done,
+    );
   });
 }
 
