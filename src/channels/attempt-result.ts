@@ -1,5 +1,6 @@
 import type { EngineJob, ProducedImage } from '../engine/engine.js';
 import type { GatewayError } from '../errors/gateway-error.js';
+import type { Cancellation } from '../support/cancellation.js';
 
 /** What an upstream produced, before its remote images are re-hosted. */
 export interface UpstreamOutput {
@@ -71,7 +72,7 @@ export interface AttemptCall {
   /** The upstream's name for the requested model. */
   upstreamModel: string;
   /** Aborted when the caller goes away or the attempt's time runs out. */
-  signal: AbortSignal;
+  signal: Cancellation;
   /** Whether the caller has gone (as opposed to the attempt's time running out). */
   callerGone(): boolean;
   /**

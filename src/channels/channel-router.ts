@@ -22,6 +22,7 @@ import {
 } from './routing-outcome.js';
 import type { UpstreamHttp } from './upstream-http.js';
 import { weightedOrder } from './weighted-order.js';
+import { type Cancellation, CancellationSource } from '../support/cancellation.js';
 import type { Log } from '../support/log.js';
 
 export interface RouterDependencies {
@@ -276,7 +277,7 @@ export class ChannelRouter implements Engine {
  * routing deadline applies, and the time-out counts afresh from the end of the wait.
  */
 class AttemptClock {
-  private readonly expiry = new AbortController();
+  private readonly expiry = new CancellationSource();
   private timer: NodeJS.Timeout | undefined;
   /** The time-out as last started. */
   limitMs = 0;
@@ -287,7 +288,7 @@ class AttemptClock {
     private readonly deadlineAt: number,
     private readonly now: () => number,
     /** The caller's signal, followed by the attempt's (AbortSignal.any costs far more per call). */
-    private readonly caller: AbortSignal,
+    private readonly caller: Cancellation,
   ) {
     if (caller.aborted) this.expiry.abort(caller.reason);
     // Without `once`, which costs Node's EventTarget more per call: end() removes it anyway.
@@ -296,8 +297,8 @@ class AttemptClock {
   }
 
   /** Aborted when the caller's signal is, or when the attempt's time runs out. */
-  get signal(): AbortSignal {
-    return this.expiry.signal;
+  get signal(): Cancellation {
+    return this.expiry;
   }
 
   /** Time spent waiting in the gateway's own queue, off the clock. */

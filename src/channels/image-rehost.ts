@@ -4,6 +4,7 @@ import type { EngineImage, ProducedImage } from '../engine/engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isPng, PNG_SIGNATURE } from '../inputs/read-png-header.js';
 import type { ResultStore } from '../storage/result-store.js';
+import { type Cancellation, CancellationSource } from '../support/cancellation.js';
 import { ByteLimit } from '../support/read-limited.js';
 import type { UpstreamHttp } from './upstream-http.js';
 
@@ -34,10 +35,10 @@ export async function rehostImages(
   images: readonly ProducedImage[],
   channel: string,
   requestId: string,
-  callerSignal: AbortSignal,
+  callerSignal: Cancellation,
   dependencies: RehostDependencies,
 ): Promise<EngineImage[]> {
-  const local = new AbortController();
+  const local = new CancellationSource();
   const timeoutMs = dependencies.timeoutMs ?? REHOST_TIMEOUT_MS;
   const timer = setTimeout(
     () =>
@@ -49,19 +50,18 @@ export async function rehostImages(
       ),
     timeoutMs,
   );
-  // Follows the caller's signal by a listener: AbortSignal.any costs far more per call. Without
-  // `once`, which costs more too: the listener is removed below whatever happens.
+  // Follows the caller's signal by a listener (AbortSignal.any costs far more per call), removed
+  // below whatever happens.
   const followCaller = () => local.abort(callerSignal.reason);
   if (callerSignal.aborted) followCaller();
   else callerSignal.addEventListener('abort', followCaller);
-  const combined = local.signal;
   const hosted: EngineImage[] = [...images];
   let next = 0;
   const worker = async () => {
     for (let index = next++; index < images.length; index = next++) {
       const image = images[index];
       if (image?.kind !== 'upstream') continue;
-      const url = await rehostOne(image.url, channel, requestId, combined, dependencies);
+      const url = await rehostOne(image.url, channel, requestId, local, dependencies);
       hosted[index] = { kind: 'stored', url };
     }
   };
@@ -81,7 +81,7 @@ async function rehostOne(
   url: string,
   channel: string,
   requestId: string,
-  signal: AbortSignal,
+  signal: Cancellation,
   dependencies: RehostDependencies,
 ): Promise<string> {
   const maxBytes = dependencies.maxBytes ?? MAX_REHOSTED_IMAGE_BYTES;
@@ -144,7 +144,7 @@ async function asPng(bytes: Buffer): Promise<Buffer> {
 function ignore(): void {}
 
 /** The caller's reason when the caller left; the time-out's UpstreamError when time ran out. */
-function abortReason(signal: AbortSignal): unknown {
+function abortReason(signal: Cancellation): unknown {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }
 

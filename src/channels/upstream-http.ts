@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { Agent, type Dispatcher, util } from 'undici';
+import type { Cancellation } from '../support/cancellation.js';
 import type { StreamedBody } from './streamed-json.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -10,7 +11,7 @@ export interface HttpRequest {
   headers: Record<string, string>;
   /** Sent with a Content-Length; a StreamedBody is made a chunk at a time as the socket takes it. */
   body?: Buffer | StreamedBody;
-  signal: AbortSignal;
+  signal: Cancellation;
   /** Larger answers are cut off and reported as a failure. */
   maxResponseBytes: number;
 }
@@ -69,7 +70,7 @@ export class UpstreamHttp {
    * as `send` reads one; any other comes as a stream, which the caller must consume or destroy.
    * The signal ends either, a stream by destroying it with the signal's reason.
    */
-  download(url: string, signal: AbortSignal, wholeMaxBytes: number): Promise<HttpDownload> {
+  download(url: string, signal: Cancellation, wholeMaxBytes: number): Promise<HttpDownload> {
     return new Promise((resolve) => {
       new DownloadAnswer(this.agent, url, signal, wholeMaxBytes, resolve).start();
     });
@@ -235,7 +236,7 @@ class DownloadAnswer implements Dispatcher.DispatchHandler {
   constructor(
     private readonly agent: Agent,
     private readonly url: string,
-    private readonly signal: AbortSignal,
+    private readonly signal: Cancellation,
     private readonly wholeMaxBytes: number,
     private readonly resolve: (outcome: HttpDownload) => void,
   ) {}
@@ -342,7 +343,7 @@ function bodyLength(body: Buffer | StreamedBody): number {
   return Buffer.isBuffer(body) ? body.length : body.byteLength;
 }
 
-function abortReason(signal: AbortSignal): Error {
+function abortReason(signal: Cancellation): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }
 
@@ -359,7 +360,7 @@ const DESCRIPTIONS: Record<string, string> = {
   UND_ERR_CLOSED: 'connection pool closed',
 };
 
-function describeFailure(error: unknown, requestSent: boolean, signal: AbortSignal): HttpFailure {
+function describeFailure(error: unknown, requestSent: boolean, signal: Cancellation): HttpFailure {
   if (signal.aborted) return { kind: 'failed', requestSent, aborted: true, detail: 'aborted' };
   const code = errorCode(error);
   const known = code === undefined ? undefined : DESCRIPTIONS[code];

@@ -1,5 +1,6 @@
 import type { GenerationRequest, PixelSize } from '../domain/generation-request.js';
 import type { LoadedImage } from '../domain/loaded-image.js';
+import type { Cancellation } from '../support/cancellation.js';
 
 /** One generation as an engine receives it: validated, inputs loaded, output size and seed decided. */
 export interface EngineJob {
@@ -11,7 +12,7 @@ export interface EngineJob {
   /** The caller's seed, or one drawn for this request. */
   seed: number;
   requestId: string;
-  signal: AbortSignal;
+  signal: Cancellation;
   /**
    * The caller reads the images' bytes back from our storage (base64 answers), so a channel that
    * passes upstream URLs through re-hosts them for this job.

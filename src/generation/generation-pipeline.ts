@@ -17,6 +17,7 @@ import type {
 import { outputSize } from './output-size.js';
 import { IncrementalDelivery } from './incremental-delivery.js';
 import { estimateTokens } from './token-estimate.js';
+import { asAbortSignal } from '../support/cancellation.js';
 
 export interface PipelineStages {
   inputs: InputLoader;
@@ -75,7 +76,7 @@ export class GenerationPipeline implements GenerationService {
           signal:
             incremental === undefined
               ? context.signal
-              : AbortSignal.any([context.signal, incremental.stopped]),
+              : AbortSignal.any([asAbortSignal(context.signal), incremental.stopped]),
           ...(context.storeImages === true ? { storeImages: true } : {}),
           reportProduced: (report) => {
             attempt = report;

@@ -2,12 +2,13 @@ import type { Admission } from '../admission/admission.js';
 import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import type { RequestAccount } from '../ledger/request-account.js';
+import type { Cancellation } from '../support/cancellation.js';
 
 export interface GenerationContext {
   requestId: string;
   principal: Principal;
   /** Aborted when the caller goes away; engines stop their work when it fires. */
-  signal: AbortSignal;
+  signal: Cancellation;
   /** The request's accounting: described here, settled by admission, recorded by its opener. */
   account: RequestAccount;
   /**

@@ -4,6 +4,7 @@ import { CallerGone } from '../errors/caller-gone.js';
 import type { GenerationResult, GenerationService } from '../generation/generation-service.js';
 import { principalOf } from './authentication-hook.js';
 import { accountOf } from './ledger-hooks.js';
+import { CancellationSource } from '../support/cancellation.js';
 
 export interface RunOptions {
   /** The answer reads the images back from storage (base64), so all of them must be stored. */
@@ -39,7 +40,7 @@ export async function runGeneration(
     account.replayOf(generationRequest, maxImagesOf(generationRequest), replay.result);
     return replay;
   }
-  const abort = new AbortController();
+  const abort = new CancellationSource();
   // The response's close, not the request's: the request closes as soon as its body is read.
   const onClose = () => {
     if (!reply.raw.writableFinished) abort.abort(new CallerGone());
@@ -50,7 +51,7 @@ export async function runGeneration(
       generation.generate(generationRequest, {
         requestId: request.id,
         principal: principalOf(request),
-        signal: abort.signal,
+        signal: abort,
         account,
         ...(options.storeImages === true ? { storeImages: true } : {}),
         ...(options.resolveUploads === true ? { resolveUploads: true } : {}),

@@ -14,6 +14,7 @@ import {
 import { imageTooLarge, invalidUrl } from './input-errors.js';
 import { type InputLoader, NO_UPLOAD_ACCESS } from './input-loader.js';
 import { Semaphore } from '../support/semaphore.js';
+import { asAbortSignal, type Cancellation } from '../support/cancellation.js';
 
 export interface InputLoaderOptions {
   /** Lifts the address guard for loopback, private and link-local targets (never metadata). */
@@ -116,11 +117,13 @@ export function createInputLoader(options: InputLoaderOptions): InputLoader {
   return {
     async load(
       images: readonly InputImage[],
-      signal: AbortSignal,
+      cancellation: Cancellation,
       uploads: UploadAccess = NO_UPLOAD_ACCESS,
     ): Promise<LoadedImage[]> {
-      signal.throwIfAborted();
+      cancellation.throwIfAborted();
       if (images.length === 0) return [];
+      // Fetches, DNS look-ups and the siblings below want a real AbortSignal.
+      const signal = asAbortSignal(cancellation);
       // The first failure decides the answer, so the other fetches are stopped rather than awaited.
       const siblings = new AbortController();
       const loadSignal = AbortSignal.any([signal, siblings.signal]);

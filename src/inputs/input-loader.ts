@@ -1,6 +1,7 @@
 import type { InputImage } from '../domain/generation-request.js';
 import type { LoadedImage } from '../domain/loaded-image.js';
 import type { UploadAccess } from '../domain/stored-inputs.js';
+import type { Cancellation } from '../support/cancellation.js';
 
 /** A request without `X-DashScope-OssResourceResolve: enable`: no `oss://` key resolves. */
 export const NO_UPLOAD_ACCESS: UploadAccess = { resolve: false, owner: undefined };
@@ -15,7 +16,7 @@ export const NO_UPLOAD_ACCESS: UploadAccess = { resolve: false, owner: undefined
 export interface InputLoader {
   load(
     images: readonly InputImage[],
-    signal: AbortSignal,
+    signal: Cancellation,
     uploads?: UploadAccess,
   ): Promise<LoadedImage[]>;
 }

@@ -13,6 +13,7 @@ import {
   routerFor,
   temporaryStorage,
 } from './channel-fixtures.js';
+import { asAbortSignal } from '../../src/support/cancellation.js';
 
 type Storage = Awaited<ReturnType<typeof temporaryStorage>>;
 
@@ -56,16 +57,14 @@ class GatedEngine implements TurnTakingEngine<PngImage> {
   }
 
   async generate(job: EngineJob): Promise<EngineOutput<PngImage>> {
-    return (await this.waitForTurn(job.signal)).generate(job);
+    return (await this.waitForTurn(asAbortSignal(job.signal))).generate(job);
   }
 
   private render(job: EngineJob): Promise<EngineOutput<PngImage>> {
     this.rendering?.();
     if (!this.hangOnceStarted) return Promise.resolve(ONE_PIXEL);
     return new Promise((_resolve, reject) => {
-      job.signal.addEventListener('abort', () => reject(job.signal.reason as Error), {
-        once: true,
-      });
+      job.signal.addEventListener('abort', () => reject(job.signal.reason as Error));
     });
   }
 }

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { describe, it, type TestContext } from 'node:test';
 import type { EngineJob } from '../../src/engine/engine.js';
 import {
@@ -11,6 +10,7 @@ import {
 import { BACKENDS } from '../helpers/database-backends.js';
 import { parseLikeSdk, postStreaming } from '../helpers/dashscope-sse.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { aborted } from '../helpers/aborted.js';
 
 // docs/api.md §10.3 and §10.6: an incremental stream sends each image once it is stored and
 // billed, before the rest are produced, and bills image by image.
@@ -52,7 +52,7 @@ async function openStepped(
   });
   gateway.engine.imageGate = async (index, running) => {
     jobSeen(running);
-    await Promise.race([gates[index]?.promise, once(running.signal, 'abort')]);
+    await Promise.race([gates[index]?.promise, aborted(running.signal)]);
   };
   return { gateway, baseUrl, token, job, release: (index) => gates[index]?.open() };
 }
@@ -134,7 +134,7 @@ for (const [name] of BACKENDS) {
       await answer.received(imageUrl(requestId, 1));
       const { signal } = await opened.job;
       answer.hangUp();
-      await once(signal, 'abort');
+      await aborted(signal);
       await eventually(async () => (await ledgerRows(opened)).length === 1);
       const [row] = await ledgerRows(opened);
       assert.deepEqual(

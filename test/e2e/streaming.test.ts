@@ -1,7 +1,6 @@
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { describe, it, type TestContext } from 'node:test';
 import type { EngineJob, EngineOutput } from '../../src/engine/engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
@@ -15,6 +14,7 @@ import {
 import { BACKENDS } from '../helpers/database-backends.js';
 import { parseLikeSdk, postStreaming, type SdkEvent } from '../helpers/dashscope-sse.js';
 import { GENERATION_URL, modelABody, modelBBody } from '../helpers/requests.js';
+import { aborted } from '../helpers/aborted.js';
 
 // docs/api.md §10 (Streaming), read as the official DashScope SDK reads it.
 
@@ -324,7 +324,7 @@ describe('streaming: keep-alive and callers who leave', () => {
     await answer.received(KEEP_ALIVE);
     const { signal } = await job;
     answer.hangUp();
-    await once(signal, 'abort');
+    await aborted(signal);
     held.open();
     await eventually(async () => (await ledgerRows(opened)).length === 1);
     const rows = await ledgerRows(opened);

@@ -6,6 +6,7 @@ import {
   type ChannelAdapter,
   failure,
 } from '../attempt-result.js';
+import { asAbortSignal } from '../../support/cancellation.js';
 import { excerpt, parseJson } from '../json-fields.js';
 import { transportFailure } from '../transport-failure.js';
 import { type HttpOutcome, retryAfterMs, type UpstreamHttp } from '../upstream-http.js';
@@ -71,9 +72,11 @@ export class DashScopeAdapter implements ChannelAdapter {
   private async awaitTask(taskId: string, call: AttemptCall): Promise<AttemptResult> {
     let wait = this.config.poll.initialMs;
     let failedPolls = 0;
+    // The timer between polls wants a real AbortSignal: one for the whole wait, not one per poll.
+    const signal = asAbortSignal(call.signal);
     for (;;) {
       try {
-        await delay(wait, undefined, { signal: call.signal });
+        await delay(wait, undefined, { signal });
       } catch {
         return aborted(call, taskId);
       }

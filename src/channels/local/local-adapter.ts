@@ -1,6 +1,7 @@
 import type { Engine, EngineOutput, PngImage } from '../../engine/engine.js';
 import { type EngineTurn, takesTurns } from '../../engine/local/engine-turns.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { asAbortSignal } from '../../support/cancellation.js';
 import {
   type AttemptCall,
   type AttemptResult,
@@ -17,23 +18,25 @@ export class LocalAdapter implements ChannelAdapter {
   constructor(private readonly engine: Engine<PngImage>) {}
 
   async attempt(call: AttemptCall): Promise<AttemptResult> {
+    // The engine's worker pool wants a real AbortSignal; only this channel pays for one.
+    const signal = asAbortSignal(call.signal);
     let turn: EngineTurn<PngImage>;
     try {
-      turn = await this.waitForTurn(call);
+      turn = await this.waitForTurn(call, signal);
     } catch (error) {
       return noTurn(error, call);
     }
     try {
-      return rendered(await turn.generate({ ...call.job, signal: call.signal }));
+      return rendered(await turn.generate({ ...call.job, signal }));
     } catch (error) {
       return renderFailed(error, call);
     }
   }
 
-  private waitForTurn(call: AttemptCall): Promise<EngineTurn<PngImage>> {
+  private waitForTurn(call: AttemptCall, signal: AbortSignal): Promise<EngineTurn<PngImage>> {
     const engine = this.engine;
     if (!takesTurns(engine)) return Promise.resolve({ generate: (job) => engine.generate(job) });
-    return call.waitOffTheClock(() => engine.waitForTurn(call.signal));
+    return call.waitOffTheClock(() => engine.waitForTurn(signal));
   }
 }
 

@@ -5,6 +5,7 @@ import { planRender } from './render-plan.js';
 import type { SharedPreparedInputs } from './render-tasks.js';
 import { sharedCopy } from './shared-bytes.js';
 import { TurnQueue } from './turn-queue.js';
+import { asAbortSignal } from '../../support/cancellation.js';
 
 export interface LocalEngineOptions {
   /** Worker threads that render; by default one fewer than the cores, at least one. */
@@ -54,7 +55,9 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
   }
 
   async generate(job: EngineJob): Promise<EngineOutput<PngImage>> {
-    return (await this.waitForTurn(job.signal)).generate(job);
+    // The worker pool wants a real AbortSignal: one for the whole job.
+    const signal = asAbortSignal(job.signal);
+    return (await this.waitForTurn(signal)).generate({ ...job, signal });
   }
 
   async waitForTurn(signal: AbortSignal): Promise<EngineTurn<PngImage>> {
@@ -79,7 +82,7 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
   }
 
   private async render(job: EngineJob): Promise<EngineOutput<PngImage>> {
-    const { signal } = job;
+    const signal = asAbortSignal(job.signal);
     signal.throwIfAborted();
     const plan = planRender(job);
     const { width, height } = job.output;
