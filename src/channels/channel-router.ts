@@ -291,7 +291,7 @@ class AttemptClock {
     private readonly caller: Cancellation,
   ) {
     if (caller.aborted) this.expiry.abort(caller.reason);
-    // Without `once`, which costs Node's EventTarget more per call: end() removes it anyway.
+    // Without `once` (an AbortSignal caller would pay more for it): end() removes it anyway.
     else caller.addEventListener('abort', this.callerAborted);
     this.start();
   }
