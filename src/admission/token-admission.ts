@@ -386,7 +386,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
           idempotency:
             claim === undefined
               ? undefined
-              : { ...claim, requestId: account.requestId, result: settlement.result() },
+              : Object.assign({}, claim, {
+                  requestId: account.requestId,
+                  result: settlement.result(),
+                }),
           callerPresent: settlement.callerPresent,
           alreadyBilled,
           task:
@@ -412,12 +415,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
   /** The stand-in row of a request that has billed `billed` images one by one so far. */
   private partlyBilledRow(account: RequestAccount, principal: Principal, billed: number): UsageRow {
     const row = abandonedRow(account, principal);
-    return {
-      ...row,
-      imagesDelivered: billed,
-      imagesBilled: billed,
-      costMicros: costOf(this.options.prices, account.model, billed),
-    };
+    row.imagesDelivered = billed;
+    row.imagesBilled = billed;
+    row.costMicros = costOf(this.options.prices, account.model, billed);
+    return row;
   }
 
   /** After a settlement failed: whether its transaction committed all the same. */
@@ -492,12 +493,11 @@ function leaseLost(): GatewayError {
 
 /** The row a reclaimed reservation leaves: nothing produced, nothing billed, no answer sent. */
 function abandonedRow(account: RequestAccount, principal: Principal): UsageRow {
-  return {
-    ...account.toRow(principal, {
-      status: ABANDONED_STATUS,
-      costMicros: 0,
-      endedAt: account.receivedAt,
-    }),
-    errorCode: 'Abandoned',
-  };
+  const row = account.toRow(principal, {
+    status: ABANDONED_STATUS,
+    costMicros: 0,
+    endedAt: account.receivedAt,
+  });
+  row.errorCode = 'Abandoned';
+  return row;
 }

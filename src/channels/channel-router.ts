@@ -100,8 +100,6 @@ export class ChannelRouter implements Engine {
           upstreamLatencyMs: latencyMs,
           queuedMs,
         };
-        // Set after, not spread in: V8 (Node 20) misses its inline cache on every property
-        // defined after a spread of a non-empty object.
         if (result.output.tokens !== undefined) output.tokens = result.output.tokens;
         if (result.output.imagesReported !== undefined)
           output.imagesReported = result.output.imagesReported;

@@ -82,9 +82,9 @@ export class ReloadableRouter implements Engine {
       kept.health.restore();
       return kept;
     });
-    return new ChannelRouter(channels, {
-      ...this.dependencies,
-      deadlineMs: config.routingDeadlineMs,
-    });
+    return new ChannelRouter(
+      channels,
+      Object.assign({}, this.dependencies, { deadlineMs: config.routingDeadlineMs }),
+    );
   }
 }

@@ -339,10 +339,6 @@ function wholeResponse(
   return { kind: 'response', status, headers, body };
 }
 
-/**
- * The headers and a Content-Length. Not `{ ...headers, 'content-length': n }`: V8 (Node 20)
- * misses its inline cache on every property defined after a spread, which costs far more.
- */
 function withContentLength(headers: Record<string, string>, length: number) {
   return Object.assign({}, headers, { 'content-length': String(length) });
 }

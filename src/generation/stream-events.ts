@@ -52,13 +52,14 @@ export function settledEventsOf(
 ): StreamEventData[] {
   const whole = shapeResponse(request, result, requestId);
   if (!streamsIncrementally(request) || !isModelAResponse(whole)) return [whole];
-  const closing: ModelAResponse = {
-    ...whole,
+  const closing: ModelAResponse = Object.assign({}, whole, {
     output: {
-      choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: [] } }],
-      finished: true,
+      choices: [
+        { finish_reason: 'stop' as const, message: { role: 'assistant' as const, content: [] } },
+      ],
+      finished: true as const,
     },
-  };
+  });
   return [closing];
 }
 

@@ -170,7 +170,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   if (deps.images !== undefined) registerImageRoutes(app, deps.images);
   if (deps.uploads !== undefined)
     registerUploadRoutes(app, {
-      ...deps.uploads,
+      policies: deps.uploads.policies,
+      store: deps.uploads.store,
+      publicBaseUrl: deps.uploads.publicBaseUrl,
       routePrefix: deps.config.routePrefix,
       authenticator: deps.authenticator,
       modelAliases,

@@ -51,8 +51,6 @@ export function urlImagesResponse(
   created: number,
 ): OpenAiImagesResponse {
   const { size, output_format, usage } = envelopeOf(request, result, created);
-  // Written out rather than `{ ...rest, data, usage }`: V8 (Node 20) misses its inline cache on
-  // every property defined after a spread of a non-empty object.
   return { created, size, output_format, data: result.imageUrls.map((url) => ({ url })), usage };
 }
 

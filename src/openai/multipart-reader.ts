@@ -36,7 +36,7 @@ export function readMultipartForm(
     let parser;
     try {
       parser = Busboy({
-        headers: { ...headers, 'content-type': contentType },
+        headers: Object.assign({}, headers, { 'content-type': contentType }),
         limits: {
           // One byte over the limit tells a file at the limit from a larger one.
           fileSize: limits.maxFileBytes + 1,
@@ -79,7 +79,10 @@ export function readMultipartForm(
           `got more than ${limits.maxFileBytes} bytes`,
         );
       const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      return { info: { ...part, size: bytes.length, sha256: hash?.digest('hex') }, bytes };
+      return {
+        info: Object.assign({}, part, { size: bytes.length, sha256: hash?.digest('hex') }),
+        bytes,
+      };
     };
     parser.on('file', (field, stream, filename, _encoding, contentType) => {
       if (failed) {

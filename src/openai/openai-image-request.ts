@@ -131,5 +131,5 @@ export function readOpenAiImageRequest(
     path: upload.name,
     source: { kind: 'upload', bytes: upload.bytes },
   }));
-  return { request: { ...request, images }, responseFormat };
+  return { request: Object.assign({}, request, { images }), responseFormat };
 }

@@ -185,7 +185,9 @@ export class SqlQuotaStore {
       await trx
         .insertInto('usage_ledger')
         .values(values)
-        .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...values, id: undefined }))
+        .onConflict((conflict) =>
+          conflict.column('id').doUpdateSet(Object.assign({}, values, { id: undefined })),
+        )
         .execute();
       return outcome;
     });

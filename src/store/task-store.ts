@@ -189,7 +189,9 @@ abstract class SqlTaskStore implements TaskStore {
       await trx
         .insertInto('usage_ledger')
         .values(values)
-        .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...values, id: undefined }))
+        .onConflict((conflict) =>
+          conflict.column('id').doUpdateSet(Object.assign({}, values, { id: undefined })),
+        )
         .execute();
       return true;
     });

@@ -98,9 +98,6 @@ function mimeOf(loaded: LoadedImage | undefined, declared: string): string {
 function parametersOf(request: GenerationRequest, job: EngineJob): JsonObject {
   if (request.model === MODEL_A) {
     const parameters = request.parameters;
-    // Fields added one by one, in the order DashScope documents them, rather than spreads of
-    // optional ones: V8 (Node 20) misses its inline cache on every property defined after a
-    // non-empty spread, and a text-to-image request always has one.
     const fields: JsonObject = {
       size: sizeText(parameters.size),
       n: parameters.n,

@@ -27,7 +27,7 @@ export class LocalAdapter implements ChannelAdapter {
       return noTurn(error, call);
     }
     try {
-      return rendered(await turn.generate({ ...call.job, signal }));
+      return rendered(await turn.generate(Object.assign({}, call.job, { signal })));
     } catch (error) {
       return renderFailed(error, call);
     }

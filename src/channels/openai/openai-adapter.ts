@@ -71,10 +71,6 @@ export class OpenAiAdapter implements ChannelAdapter {
     );
   }
 
-  /**
-   * Added one by one, not after a spread of the optional authorization: V8 (Node 20) misses its
-   * inline cache on every property defined after a spread of a non-empty object.
-   */
   private headers(contentType: string): Record<string, string> {
     const headers: Record<string, string> = {};
     if (this.config.apiKey !== undefined)
