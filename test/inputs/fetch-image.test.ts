@@ -20,6 +20,7 @@ import {
   startImageServer,
   statusHandler,
 } from './image-server.js';
+import { CancellationSource } from '../../src/support/cancellation.js';
 
 const PATH = imagePath(3);
 const MAX_BYTES = 20 * 1024 * 1024;
@@ -395,6 +396,16 @@ describe('fetching image URLs', () => {
         return true;
       });
       await assert.rejects(loader.load([urlImage(jpegUrl, 1)], controller.signal), reason);
+    });
+
+    it("aborts the fetches when the request's own CancellationSource is aborted", async () => {
+      const cancellation = new CancellationSource();
+      const reason = new Error('client went away');
+      const hanging = server.serve('/hang-cancelled', () => cancellation.abort(reason));
+      await assert.rejects(loader.load([urlImage(hanging, 1)], cancellation), (error) => {
+        assert.equal(error, reason);
+        return true;
+      });
     });
   });
 });
