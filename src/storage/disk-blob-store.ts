@@ -145,7 +145,13 @@ export class DiskBlobStore implements BlobStore {
     try {
       // Size and bytes come from the same open file, so a concurrent delete cannot split them.
       const { size } = await handle.stat();
-      return { size, stream: handle.createReadStream({ autoClose: true }) };
+      // Read up to the size, not until a read finds the end: the stream then ends with its last
+      // bytes, and the answer's end is not one more trip through the thread pool behind them (a
+      // caller who has every byte by Content-Length may close in between, and be miscounted).
+      const stream = handle.createReadStream(
+        size === 0 ? { autoClose: true } : { autoClose: true, end: size - 1 },
+      );
+      return { size, stream };
     } catch (error) {
       await handle.close();
       throw error;
