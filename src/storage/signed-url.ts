@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { randomBase64Url } from '../support/random-pool.js';
 
 /** docs/api.md §5.3: a generated image's URL is valid for 24 hours. */
 export const IMAGE_URL_VALIDITY_SECONDS = 24 * 60 * 60;
@@ -35,7 +36,7 @@ export interface ImageUrlSignerOptions {
 }
 
 export function newImageId(): string {
-  return randomBytes(ID_BYTES).toString('base64url');
+  return randomBase64Url(ID_BYTES);
 }
 
 /**

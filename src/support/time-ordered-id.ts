@@ -1,8 +1,4 @@
-import { randomFillSync } from 'node:crypto';
-
-/** Random bytes drawn in bulk: one system call for about 400 ids instead of one each. */
-const pool = Buffer.alloc(4096);
-let poolOffset = pool.length;
+import { copyRandomBytes } from './random-pool.js';
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix time in milliseconds, then 74 random bits. Rows
@@ -12,14 +8,9 @@ let poolOffset = pool.length;
  * Ids made in the same millisecond are unordered among themselves, which costs nothing here.
  */
 export function timeOrderedUuid(now: number = Date.now()): string {
-  if (poolOffset + 10 > pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
   const bytes = Buffer.allocUnsafe(16);
   bytes.writeUIntBE(now, 0, 6);
-  pool.copy(bytes, 6, poolOffset, poolOffset + 10);
-  poolOffset += 10;
+  copyRandomBytes(bytes, 6, 10);
   bytes[6] = ((bytes[6] as number) & 0x0f) | 0x70;
   bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
   const hex = bytes.toString('hex');
