@@ -1,7 +1,9 @@
 // Instructions per request of the built gateway, counted by valgrind's callgrind: the CPU cost of
 // one request alone, as a number that does not move with the machine's load. Timed CPU figures
 // (the proxy bench) swing by a fifth between runs on a shared VM; this count repeats to within
-// about 1% (0.2% for the same build), so a change of a few percent can be seen across commits.
+// a few percent (the warm count: up to about 3% between runs of one build, as V8's optimisation
+// decisions differ), so a change of several percent can be seen across commits, and a smaller
+// one in alternated runs.
 //   npm run bench -- instructions
 //   INSTRUCTIONS_WARMUP=N INSTRUCTIONS_COUNTED=N   requests before counting, and counted
 //   INSTRUCTIONS_ONLY=text                         only the setups whose names contain it
