@@ -87,13 +87,13 @@ export class GenerationPipeline implements GenerationService {
         throw (await incremental?.settled()) ?? error;
       });
       context.account.queueMs = produced.queuedMs;
-      const produce = {
+      const engineReport = {
         channel: produced.channel,
         upstreamMs: produced.upstreamLatencyMs,
         imagesReported: produced.imagesReported,
         imagesReceived: produced.images.length,
       };
-      attempt = produce;
+      attempt = engineReport;
       // An upstream that sends more than asked: the extras are recorded, never delivered or billed.
       const toDeliver = produced.images.slice(0, maxImages);
       const storageStarted = performance.now();
@@ -119,10 +119,10 @@ export class GenerationPipeline implements GenerationService {
         tokens,
       };
       await ticket.settle({
-        channel: produce.channel,
-        upstreamMs: produce.upstreamMs,
-        imagesReported: produce.imagesReported,
-        imagesReceived: produce.imagesReceived,
+        channel: engineReport.channel,
+        upstreamMs: engineReport.upstreamMs,
+        imagesReported: engineReport.imagesReported,
+        imagesReceived: engineReport.imagesReceived,
         imagesDelivered: imageUrls.length,
         width: produced.width,
         height: produced.height,
