@@ -221,10 +221,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
           };
     let decision: GateDecision;
     try {
-      decision = await this.options.limiter.pass({
-        ...(slot === undefined ? {} : { slot }),
-        ...(rate === undefined ? {} : { rate }),
-      });
+      decision = await this.options.limiter.pass({ slot, rate });
     } catch (error) {
       this.limiterFailed(error);
       return undefined;
