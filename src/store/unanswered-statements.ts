@@ -35,7 +35,7 @@ class PooledConnection implements PostgresPoolClient {
     const name = preparedNameOf(statement);
     const values = [...parameters];
     return this.client
-      .query(name === undefined ? statement : { name, text: statement, values }, values)
+      .query({ text: statement, values, ...(name === undefined ? {} : { name }) })
       .then(
         (result) => result as unknown as PostgresQueryResult<R>,
         (error: unknown) => {
