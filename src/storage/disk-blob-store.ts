@@ -16,12 +16,22 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   assertBlobKey,
+  assertExtension,
   assertFolder,
   type BlobHead,
   type BlobKey,
   type BlobObject,
   type BlobStore,
+  type NewBlob,
 } from './blob-store.js';
+import {
+  isSegmentFileName,
+  SegmentAppender,
+  type SegmentRecord,
+  segmentFileName,
+} from './segment-appender.js';
+import { parseSegmentRecordId, segmentRecordId } from './segment-record-id.js';
+import { newImageId } from './object-keys.js';
 
 /** Far more than the folders of a day's images; past it the memory starts afresh. */
 const REMEMBERED_FOLDERS = 64;
@@ -30,19 +40,34 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 }
 
+/** Buffers up to this size go into a segment; larger images, and streams, get a file each. */
+const SEGMENT_RECORD_LIMIT_BYTES = 4 * 1024 * 1024;
+/** Past this size a segment takes no more records and the next opens a new one. */
+const MAX_SEGMENT_BYTES = 1024 * 1024 * 1024;
+/** How often a segment's path is checked while it is written to (a folder removed by hand). */
+const SEGMENT_RECHECK_MS = 1000;
+
 /**
- * Objects as files under `<dataDir>/images/<folder>/<name>`. A `put` goes to a temporary file in
- * the target folder (same file system, so the rename is atomic) and is flushed before it is
- * renamed into place; temporary names start with a dot, which no key can. A `putNew` writes and
- * flushes the file under its own name: nobody can ask for it before it is whole.
+ * Objects under `<dataDir>/images/<folder>/`. A `put` goes to a temporary file in the target
+ * folder (same file system, so the rename is atomic) and is flushed before it is renamed into
+ * place. A `putNew` of a buffer is appended to the folder's segment file with group commit (see
+ * SegmentAppender): its id says where it lies, so no index is kept; a stream, or a buffer too
+ * large for a segment, is written and flushed under its own name, which nobody can ask for before
+ * it is whole. Temporary files and segments have dot-names, which no key can reach.
  */
 export class DiskBlobStore implements BlobStore {
   readonly root: string;
   /** Folders made by this store; a write into one needs no mkdir (one folder per hour). */
   private readonly folders = new Set<string>();
+  private readonly segments: SegmentAppender;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, options: { now?: () => number } = {}) {
     this.root = path.join(path.resolve(dataDir), 'images');
+    this.segments = new SegmentAppender(this.root, {
+      maxSegmentBytes: MAX_SEGMENT_BYTES,
+      recheckAfterMs: SEGMENT_RECHECK_MS,
+      now: options.now ?? Date.now,
+    });
   }
 
   private pathOf(key: BlobKey): string {
@@ -50,13 +75,27 @@ export class DiskBlobStore implements BlobStore {
     return path.join(this.root, ...key.split('/'));
   }
 
-  /**
-   * Written straight under its name, flushed, with no temporary file or rename: one file-system
-   * operation fewer per generated image. Flushing the new file also makes its name durable.
-   */
-  async putNew(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
+  /** Where a key's bytes lie: a record of a segment, or a file of its own. */
+  private locate(key: BlobKey): { file: string; record?: SegmentRecord } {
+    const file = this.pathOf(key);
+    const name = path.basename(file);
+    const dot = name.indexOf('.');
+    const record = parseSegmentRecordId(dot < 0 ? name : name.slice(0, dot));
+    if (record === undefined) return { file };
+    return { file: path.join(path.dirname(file), segmentFileName(record.tag)), record };
+  }
+
+  async putNew(folder: string, body: Buffer | Readable, extension: string): Promise<NewBlob> {
+    assertFolder(folder);
+    assertExtension(extension);
+    if (Buffer.isBuffer(body) && body.length > 0 && body.length <= SEGMENT_RECORD_LIMIT_BYTES) {
+      const id = segmentRecordId(await this.segments.append(folder, body));
+      return { id, key: `${folder}/${id}${extension}`, size: body.length };
+    }
+    const id = newImageId();
+    const key: BlobKey = `${folder}/${id}${extension}`;
     const target = this.pathOf(key);
-    return this.writing(
+    const { size } = await this.writing(
       body,
       async () => ({ size: await this.writeInto(target, body) }),
       async (error) => {
@@ -65,10 +104,12 @@ export class DiskBlobStore implements BlobStore {
           await rm(target, { force: true });
       },
     );
+    return { id, key, size };
   }
 
   async put(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
-    const target = this.pathOf(key);
+    const { file: target, record } = this.locate(key);
+    if (record !== undefined) throw new TypeError(`${key} names a segment record, made by putNew`);
     const temporary = path.join(
       path.dirname(target),
       `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
@@ -135,16 +176,31 @@ export class DiskBlobStore implements BlobStore {
   }
 
   async get(key: BlobKey): Promise<BlobObject | undefined> {
+    const { file, record } = this.locate(key);
     let handle;
     try {
-      handle = await open(this.pathOf(key), 'r');
+      handle = await open(file, 'r');
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
     }
     try {
       // Size and bytes come from the same open file, so a concurrent delete cannot split them.
-      const { size } = await handle.stat();
+      const { size: fileSize } = await handle.stat();
+      if (record !== undefined) {
+        // A record past the segment's end was never flushed there (or the file was cut short).
+        if (fileSize < record.offset + record.length) {
+          await handle.close();
+          return undefined;
+        }
+        const stream = handle.createReadStream({
+          autoClose: true,
+          start: record.offset,
+          end: record.offset + record.length - 1,
+        });
+        return { size: record.length, stream };
+      }
+      const size = fileSize;
       // Read up to the size, not until a read finds the end: the stream then ends with its last
       // bytes, and the answer's end is not one more trip through the thread pool behind them (a
       // caller who has every byte by Content-Length may close in between, and be miscounted).
@@ -159,9 +215,11 @@ export class DiskBlobStore implements BlobStore {
   }
 
   async head(key: BlobKey): Promise<BlobHead | undefined> {
+    const { file, record } = this.locate(key);
     try {
-      const { size } = await stat(this.pathOf(key));
-      return { size };
+      const { size } = await stat(file);
+      if (record === undefined) return { size };
+      return size < record.offset + record.length ? undefined : { size: record.length };
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
@@ -169,7 +227,10 @@ export class DiskBlobStore implements BlobStore {
   }
 
   async delete(key: BlobKey): Promise<void> {
-    await rm(this.pathOf(key), { force: true });
+    const { file, record } = this.locate(key);
+    if (record !== undefined)
+      throw new TypeError(`${key} shares its segment with other images; it goes with its folder`);
+    await rm(file, { force: true });
   }
 
   async listFolders(): Promise<string[]> {
@@ -196,7 +257,8 @@ export class DiskBlobStore implements BlobStore {
       throw error;
     }
     await rm(directory, { recursive: true, force: true });
-    return names.filter((name) => !name.startsWith('.')).length;
+    // A segment holds many images, but how many is not written anywhere: it counts as one.
+    return names.filter((name) => !name.startsWith('.') || isSegmentFileName(name)).length;
   }
 
   async checkReady(): Promise<void> {
@@ -204,5 +266,7 @@ export class DiskBlobStore implements BlobStore {
     await access(this.root, constants.W_OK);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.segments.close();
+  }
 }

@@ -1,4 +1,8 @@
+import { randomBase64Url } from '../support/random-pool.js';
 import type { BlobKey } from './blob-store.js';
+
+/** 144 random bits: a whole number of base64url characters (24), so every id has one spelling. */
+const ID_BYTES = 18;
 
 const SECONDS_PER_HOUR = 3600;
 /**
@@ -14,12 +18,20 @@ export function expiryFolderOf(expiresAt: number): string {
   return new Date(hourStart * 1000).toISOString().slice(0, 13);
 }
 
+/** Every generated image is a PNG. */
+export const IMAGE_EXTENSION = '.png';
+
+/** A fresh, unguessable id for an object stored in a file of its own. */
+export function newImageId(): string {
+  return randomBase64Url(ID_BYTES);
+}
+
 /**
  * Images live in folders named after the hour they expire in, so the sweeper removes a whole
  * folder once its hour is over, without reading any object's metadata.
  */
 export function objectKeyOf(id: string, expiresAt: number): BlobKey {
-  return `${expiryFolderOf(expiresAt)}/${id}.png`;
+  return `${expiryFolderOf(expiresAt)}/${id}${IMAGE_EXTENSION}`;
 }
 
 /** Where an uploaded file lives: `name` is derived from its whole key (see upload-store.ts). */

@@ -12,12 +12,15 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import {
   assertBlobKey,
+  assertExtension,
   assertFolder,
   type BlobHead,
   type BlobKey,
   type BlobObject,
   type BlobStore,
+  type NewBlob,
 } from './blob-store.js';
+import { newImageId } from './object-keys.js';
 
 export interface S3BlobStoreOptions {
   bucket: string;
@@ -119,8 +122,13 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** An object PUT is all-or-nothing already: a new object is written as any other. */
-  putNew(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {
-    return this.put(key, body);
+  async putNew(folder: string, body: Buffer | Readable, extension: string): Promise<NewBlob> {
+    assertFolder(folder);
+    assertExtension(extension);
+    const id = newImageId();
+    const key: BlobKey = `${folder}/${id}${extension}`;
+    const { size } = await this.put(key, body);
+    return { id, key, size };
   }
 
   async put(key: BlobKey, body: Buffer | Readable): Promise<BlobHead> {

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { BlobStore } from './blob-store.js';
-import { objectKeyOf } from './object-keys.js';
+import { expiryFolderOf, IMAGE_EXTENSION } from './object-keys.js';
 import type { ResultStore } from './result-store.js';
 import type { ImageUrlSigner } from './signed-url.js';
 
-/** Stores each PNG under a fresh unguessable id in its expiry folder and answers its signed URL. */
+/** Stores each PNG as a new object in its expiry folder and answers the signed URL of its id. */
 export class SignedResultStore implements ResultStore {
   constructor(
     private readonly blobs: BlobStore,
@@ -12,8 +12,8 @@ export class SignedResultStore implements ResultStore {
   ) {}
 
   async save(png: Buffer | Readable): Promise<string> {
-    const image = this.urls.issue();
-    await this.blobs.putNew(objectKeyOf(image.id, image.expiresAt), png);
-    return this.urls.urlOf(image);
+    const expiresAt = this.urls.expiresAtFromNow();
+    const { id } = await this.blobs.putNew(expiryFolderOf(expiresAt), png, IMAGE_EXTENSION);
+    return this.urls.urlOf({ id, expiresAt });
   }
 }

@@ -1,12 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { randomBase64Url } from '../support/random-pool.js';
+import { newImageId } from './object-keys.js';
 
 /** docs/api.md §5.3: a generated image's URL is valid for 24 hours. */
 export const IMAGE_URL_VALIDITY_SECONDS = 24 * 60 * 60;
 
-/** 144 random bits: a whole number of base64url characters (24), so every id has one spelling. */
-const ID_BYTES = 18;
-const FILE_PATTERN = /^([A-Za-z0-9_-]{24})\.png$/;
+/** Ids are the store's (see BlobStore.putNew); the signature, not the pattern, vouches for them. */
+const FILE_PATTERN = /^([A-Za-z0-9_-]{16,64})\.png$/;
 const EXPIRES_PATTERN = /^[1-9][0-9]{0,11}$/;
 const SIGNATURE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -35,10 +34,6 @@ export interface ImageUrlSignerOptions {
   now?: () => number;
 }
 
-export function newImageId(): string {
-  return randomBase64Url(ID_BYTES);
-}
-
 /**
  * Issues and checks `<base>/images/<id>.png?expires=<unix seconds>&signature=<HMAC>`. The HMAC
  * covers id and expiry, so neither can be changed; it is compared in constant time.
@@ -58,9 +53,14 @@ export class ImageUrlSigner {
     this.now = options.now ?? Date.now;
   }
 
-  /** A fresh id with an expiry 24 hours from now. */
+  /** When a URL issued now expires (unix seconds): 24 hours from now. */
+  expiresAtFromNow(): number {
+    return this.nowSeconds() + IMAGE_URL_VALIDITY_SECONDS;
+  }
+
+  /** A fresh random id with an expiry 24 hours from now, for an image stored under it. */
   issue(): SignedImage {
-    return { id: newImageId(), expiresAt: this.nowSeconds() + IMAGE_URL_VALIDITY_SECONDS };
+    return { id: newImageId(), expiresAt: this.expiresAtFromNow() };
   }
 
   urlOf(image: SignedImage): string {

@@ -114,23 +114,47 @@ for (const backend of BACKENDS) {
       assert.equal(await store.head('f2/broken.png'), undefined);
     });
 
-    it('stores a new object, a Buffer or a stream, under a fresh key (putNew)', async () => {
+    it('stores a new object, a Buffer or a stream, under a name of its own (putNew)', async () => {
       const bytes = randomBytes(200_000);
-      assert.deepEqual(await store.putNew('f3/new-buffer.png', bytes), { size: 200_000 });
-      assert.deepEqual(await store.putNew('f3/new-stream.png', chunked(bytes, 9_000)), {
-        size: 200_000,
-      });
-      for (const key of ['f3/new-buffer.png', 'f3/new-stream.png'] as const) {
+      const fromBuffer = await store.putNew('f3', bytes, '.png');
+      const fromStream = await store.putNew('f3', chunked(bytes, 9_000), '.png');
+      for (const stored of [fromBuffer, fromStream]) {
+        assert.equal(stored.size, 200_000);
+        assert.match(stored.id, /^[A-Za-z0-9_-]{16,64}$/);
+        assert.equal(stored.key, `f3/${stored.id}.png`);
+        assert.deepEqual(await store.head(stored.key), { size: 200_000 });
+        const object = await store.get(stored.key);
+        assert.ok(object, stored.key);
+        assert.equal(object.size, 200_000);
+        assert.deepEqual(await bytesOf(object.stream), bytes, stored.key);
+      }
+      assert.notEqual(fromBuffer.id, fromStream.id);
+    });
+
+    it('keeps many new objects stored at once apart, each with its own bytes (putNew)', async () => {
+      const images = Array.from({ length: 60 }, (_, index) => randomBytes(1 + index * 997));
+      const stored = await Promise.all(images.map((bytes) => store.putNew('f4', bytes, '.png')));
+      assert.equal(new Set(stored.map(({ id }) => id)).size, images.length);
+      for (const [index, { key, size }] of stored.entries()) {
+        assert.equal(size, images[index]?.length);
         const object = await store.get(key);
         assert.ok(object, key);
-        assert.deepEqual(await bytesOf(object.stream), bytes, key);
+        assert.deepEqual(await bytesOf(object.stream), images[index], key);
       }
     });
 
-    it('leaves nothing under a fresh key whose stream fails (putNew)', async () => {
-      const failing = brokenSource();
-      await assert.rejects(store.putNew('f3/broken.png', failing), /source broke/);
-      assert.equal(await store.head('f3/broken.png'), undefined);
+    it('fails a new object whose stream fails, and leaves nothing readable (putNew)', async () => {
+      const before = await store.listFolders();
+      await assert.rejects(store.putNew('f5', brokenSource(), '.png'), /source broke/);
+      // Whatever the failed write left is never read, and goes with its folder.
+      assert.ok((await store.listFolders()).length >= before.length);
+    });
+
+    it('refuses a folder or an extension that could escape the store (putNew)', async () => {
+      for (const folder of ['..', 'a/b', '.hidden', '', 'a\\b'])
+        await assert.rejects(store.putNew(folder, Buffer.from('x'), '.png'), TypeError, folder);
+      for (const extension of ['png', '.p/g', '..', '.png/../x'])
+        await assert.rejects(store.putNew('f6', Buffer.from('x'), extension), TypeError, extension);
     });
 
     it('refuses keys that could escape the store or name temporary files', async () => {
@@ -145,7 +169,6 @@ for (const backend of BACKENDS) {
         'a\\b/c',
       ]) {
         await assert.rejects(store.put(key as BlobKey, Buffer.from('x')), TypeError, key);
-        await assert.rejects(store.putNew(key as BlobKey, Buffer.from('x')), TypeError, key);
         await assert.rejects(store.get(key as BlobKey), TypeError, key);
       }
       await assert.rejects(store.deleteFolder('..'), TypeError);

@@ -47,15 +47,20 @@ describe('DiskBlobStore on its own', () => {
     assert.deepEqual(await readdir(path.join(dataDir, 'images', 'failed')), []);
   });
 
-  it('writes a new object under its own name, with no temporary file, and never over another', async () => {
+  it('writes a new stream under its own name, with no temporary file', async () => {
     const source = new PassThrough();
-    const writing = store.putNew('new/direct.png', source);
+    const writing = store.putNew('new', source, '.png');
     if (!source.write(Buffer.alloc(64 * 1024, 1))) await once(source, 'drain');
-    assert.deepEqual(await readdir(path.join(dataDir, 'images', 'new')), ['direct.png']);
+    const [name] = await readdir(path.join(dataDir, 'images', 'new'));
+    assert.match(String(name), /^[A-Za-z0-9_-]{24}\.png$/);
     source.end(Buffer.alloc(64 * 1024, 2));
-    assert.deepEqual(await writing, { size: 128 * 1024 });
-    await assert.rejects(store.putNew('new/direct.png', Buffer.from('other')), { code: 'EEXIST' });
-    assert.deepEqual(await store.head('new/direct.png'), { size: 128 * 1024 });
+    const stored = await writing;
+    assert.deepEqual(stored, {
+      id: String(name).slice(0, 24),
+      key: `new/${name}`,
+      size: 128 * 1024,
+    });
+    assert.deepEqual(await store.head(stored.key), { size: 128 * 1024 });
   });
 
   it('lists no folders before anything was stored', async () => {

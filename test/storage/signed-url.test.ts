@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { expiryFolderOf, folderExpiredAt, objectKeyOf } from '../../src/storage/object-keys.js';
 import {
-  IMAGE_URL_VALIDITY_SECONDS,
-  ImageUrlSigner,
+  expiryFolderOf,
+  folderExpiredAt,
   newImageId,
-} from '../../src/storage/signed-url.js';
+  objectKeyOf,
+} from '../../src/storage/object-keys.js';
+import { IMAGE_URL_VALIDITY_SECONDS, ImageUrlSigner } from '../../src/storage/signed-url.js';
 
 const KEY = new Uint8Array(32).fill(7);
 const T0 = Date.UTC(2030, 0, 15, 10, 30, 0);
@@ -110,7 +111,9 @@ describe('ImageUrlSigner', () => {
     const { file, expires, signature } = parts(signer.urlOf(signer.issue()));
     const cases: [string, unknown][] = [
       [file.replace('.png', '.jpg'), expires],
-      [file.slice(1), expires],
+      [file.slice(9), expires],
+      [`${'a'.repeat(65)}.png`, expires],
+      [`${file.slice(0, 5)}!${file.slice(6)}`, expires],
       [`../${file}`, expires],
       ['..%2F..%2Fsecret.png', expires],
       [file, undefined],

@@ -62,7 +62,11 @@ for (const backend of BACKENDS) {
       clock.now = T0 + 24 * HOUR;
       assert.deepEqual(await storage.sweeper.sweepOnce(), { foldersDeleted: 0, objectsDeleted: 0 });
       clock.now = Date.UTC(2030, 2, 11, 10, 0, 0);
-      assert.deepEqual(await storage.sweeper.sweepOnce(), { foldersDeleted: 1, objectsDeleted: 2 });
+      // On disk the two images of the hour share one segment file, which counts once.
+      assert.deepEqual(await storage.sweeper.sweepOnce(), {
+        foldersDeleted: 1,
+        objectsDeleted: opened.dataDir === undefined ? 2 : 1,
+      });
 
       for (const url of early) assert.equal(await storage.blobs.head(keyOfUrl(url)), undefined);
       assert.deepEqual(await storage.blobs.head(keyOfUrl(late)), { size: 4 });
