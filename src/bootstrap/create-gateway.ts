@@ -39,7 +39,8 @@ export async function createGateway(
 ): Promise<Gateway> {
   // The app's logger exists only once the app does; services report through it from then on.
   const log = new DeferredLog();
-  const services = await openServices(config, now, log);
+  // The server checkpoints SQLite's log off the event loop; the CLI's few writes need not.
+  const services = await openServices(config, now, log, 'background');
   const admission = await openAdmission({ config, database: services.database, now, log }).catch(
     async (error: unknown) => {
       await services.close();

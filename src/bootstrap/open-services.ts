@@ -23,10 +23,15 @@ export async function openServices(
   config: Config,
   now: () => number = Date.now,
   log: Log = silentLog,
+  walCheckpoints: 'background' | 'inline' = 'inline',
 ): Promise<Services> {
   const secret = await loadOrCreateSecret(config.secret, config.dataDir);
   const keys = deriveKeys(secret);
-  const database = await openDatabase(config.database, { limits: config.databaseLimits, log });
+  const database = await openDatabase(config.database, {
+    limits: config.databaseLimits,
+    log,
+    walCheckpoints,
+  });
   try {
     const tokenStore = new SqlTokenStore(database.db);
     const external = await loadExternalKeys(config.externalTokens);

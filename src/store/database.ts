@@ -9,6 +9,7 @@ import type { DatabaseLimits } from '../config/config.js';
 import type { DatabaseSchema } from './schema.js';
 import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-statements.js';
 import { discardingUnanswered } from './unanswered-statements.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { type Log, silentLog } from '../support/log.js';
 
 export type DatabaseTarget =
@@ -32,7 +33,15 @@ export interface DatabaseOptions {
   limits?: DatabaseLimits;
   /** Where a pooled connection's failure outside any query is reported (a restart, a kill). */
   log?: Log;
+  /**
+   * SQLite only. `background`: the server's choice, a worker thread checkpoints the write-ahead
+   * log (see WalCheckpointer). `inline` (default): SQLite's own, fine for the CLI's few writes.
+   */
+  walCheckpoints?: 'background' | 'inline';
 }
+
+/** How often the background checkpoint runs: the log stays within about a second of writes. */
+const WAL_CHECKPOINT_INTERVAL_MS = 1000;
 
 export interface Database {
   readonly kind: DatabaseTarget['kind'];
@@ -53,9 +62,9 @@ export async function openDatabase(
 ): Promise<Database> {
   const limits = options.limits ?? DEFAULT_DATABASE_LIMITS;
   const log = options.log ?? silentLog;
-  const { db, statements } =
+  const { db, statements, checkpointer } =
     target.kind === 'sqlite'
-      ? await openSqlite(target.file, limits)
+      ? await openSqlite(target.file, limits, log, options.walCheckpoints ?? 'inline')
       : await openPostgres(target, limits, log);
   try {
     const schema =
@@ -68,6 +77,7 @@ export async function openDatabase(
     await db.destroy();
     throw error;
   }
+  checkpointer?.start();
   return {
     kind: target.kind,
     db,
@@ -75,24 +85,43 @@ export async function openDatabase(
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }
 
 interface Opened {
   db: Kysely<DatabaseSchema>;
   statements: HotStatements;
+  checkpointer?: WalCheckpointer;
 }
 
-async function openSqlite(file: string, limits: DatabaseLimits): Promise<Opened> {
+async function openSqlite(
+  file: string,
+  limits: DatabaseLimits,
+  log: Log,
+  walCheckpoints: 'background' | 'inline',
+): Promise<Opened> {
   if (file !== ':memory:') await mkdir(path.dirname(file), { recursive: true });
   const connection = new SQLite(file);
   // WAL lets the CLI write while the server reads; the busy timeout covers the rare overlap.
   connection.pragma('journal_mode = WAL');
   connection.pragma(`busy_timeout = ${Math.max(limits.lockTimeoutMs, 1)}`);
   connection.pragma('synchronous = NORMAL');
+  // Statement journals and sorts in memory: otherwise SQLite creates, writes and unlinks files
+  // under /var/tmp on the event loop (a multi-row insert inside a transaction needs one).
+  connection.pragma('temp_store = MEMORY');
   const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: connection }) });
-  return { db, statements: new SqliteStatements(db, connection) };
+  const checkpointer =
+    walCheckpoints === 'background' && file !== ':memory:'
+      ? new WalCheckpointer(path.resolve(file), connection, {
+          intervalMs: WAL_CHECKPOINT_INTERVAL_MS,
+          log,
+        })
+      : undefined;
+  return { db, statements: new SqliteStatements(db, connection), checkpointer };
 }
 
 async function openPostgres(

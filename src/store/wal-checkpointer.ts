@@ -1,0 +1,114 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { Piscina } from 'piscina';
+import type { Log } from '../support/log.js';
+import type { WalCheckpointTask } from './wal-checkpoint-worker.js';
+
+/** SQLite's own default: the committing connection checkpoints once the log holds this many pages. */
+const INLINE_CHECKPOINT_PAGES = 1000;
+/** Failures are logged once per this long at most. */
+const FAILURE_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * The worker's module beside this one: source under tsx (tests, bench), JavaScript in dist/.
+ * Piscina loads either, as it does the local engine's render worker.
+ */
+function defaultWorkerFile(): string {
+  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  return new URL(`./wal-checkpoint-worker${extension}`, import.meta.url).href;
+}
+
+export interface WalCheckpointerOptions {
+  intervalMs: number;
+  log: Log;
+  now?: () => number;
+  /** Tests give a worker that fails. */
+  workerFile?: string;
+}
+
+/**
+ * Moves SQLite's write-ahead-log checkpoints off the event loop. By default the connection that
+ * commits the 1000th page of the log copies the log into the database file and flushes both,
+ * inside that commit: on the request path, every few thousand requests, for milliseconds. Here
+ * that connection does not checkpoint; a worker thread with a connection of its own runs a
+ * PASSIVE checkpoint every interval, which copies what no reader still needs and never blocks a
+ * writer. While background checkpoints fail, the connection checkpoints inline again, so the log
+ * stays bounded whatever happens to the worker.
+ */
+export class WalCheckpointer {
+  private pool: Piscina<WalCheckpointTask, void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private inline = true;
+  private lastFailureLoggedAt = Number.NEGATIVE_INFINITY;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly file: string,
+    private readonly connection: BetterSqlite3.Database,
+    private readonly options: WalCheckpointerOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Whether the connection checkpoints by itself now (before start, or after a failure). */
+  get checkpointsInline(): boolean {
+    return this.inline;
+  }
+
+  start(): void {
+    if (this.pool !== undefined) return;
+    this.pool = new Piscina<WalCheckpointTask, void>({
+      filename: this.options.workerFile ?? defaultWorkerFile(),
+      minThreads: 1,
+      maxThreads: 1,
+    });
+    // A worker that dies while idle is replaced by the pool; unheard, this would end the process.
+    this.pool.on('error', (error: unknown) => this.failed(error));
+    this.setInline(false);
+    this.timer = setInterval(() => {
+      this.running ??= this.checkpoint(false).finally(() => (this.running = undefined));
+    }, this.options.intervalMs);
+    // The gateway's shutdown stops it; nothing else should wait for it.
+    this.timer.unref();
+  }
+
+  /** Runs one last checkpoint, then ends the thread. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const pool = this.pool;
+    if (pool === undefined) return;
+    await this.running;
+    await this.checkpoint(true);
+    this.pool = undefined;
+    await pool.close();
+  }
+
+  private async checkpoint(last: boolean): Promise<void> {
+    const pool = this.pool;
+    if (pool === undefined) return;
+    try {
+      await pool.run({ file: this.file, last });
+      if (!last) this.setInline(false);
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  private failed(error: unknown): void {
+    this.setInline(true);
+    const now = this.now();
+    if (now - this.lastFailureLoggedAt < FAILURE_LOG_INTERVAL_MS) return;
+    this.lastFailureLoggedAt = now;
+    this.options.log.warn(
+      { detail: error instanceof Error ? error.message : String(error) },
+      'a background SQLite checkpoint failed; the database checkpoints inline until one succeeds',
+    );
+  }
+
+  private setInline(inline: boolean): void {
+    if (inline === this.inline) return;
+    this.inline = inline;
+    this.connection.pragma(`wal_autocheckpoint = ${inline ? INLINE_CHECKPOINT_PAGES : 0}`);
+  }
+}

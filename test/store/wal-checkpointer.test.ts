@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { type Database, openDatabase } from '../../src/store/database.js';
+import { WalCheckpointer } from '../../src/store/wal-checkpointer.js';
+
+async function pragma(database: Database, name: string): Promise<unknown> {
+  const { rows } = await sql<Record<string, unknown>>`${sql.raw(`pragma ${name}`)}`.execute(
+    database.db,
+  );
+  return Object.values(rows[0] ?? {})[0];
+}
+
+async function sizeOf(file: string): Promise<number> {
+  return (await stat(file)).size;
+}
+
+describe('SQLite write-ahead-log checkpoints', () => {
+  let directory: string;
+  before(async () => {
+    directory = await mkdtemp(path.join(tmpdir(), 'imagegate-checkpoints-'));
+  });
+  after(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('in the background: the connection never checkpoints, a worker thread does', async () => {
+    const file = path.join(directory, 'background.db');
+    const database = await openDatabase({ kind: 'sqlite', file }, { walCheckpoints: 'background' });
+    try {
+      assert.equal(await pragma(database, 'wal_autocheckpoint'), 0);
+      await sql`create table scratch (id integer primary key, bytes blob)`.execute(database.db);
+      // Wait for a checkpoint of what migrations wrote, so that the file's size below is settled.
+      await sleep(1500);
+      const before = await sizeOf(file);
+      // About 4 MiB of pages, past SQLite's own threshold of 1000 pages (4 MiB).
+      for (let batch = 0; batch < 16; batch += 1)
+        await sql`insert into scratch (bytes) select randomblob(4000) from (
+            with recursive n(i) as (select 1 union all select i + 1 from n where i < 64)
+            select i from n)`.execute(database.db);
+      assert.ok((await sizeOf(`${file}-wal`)) > 4 * 1024 * 1024, 'the writes went to the log');
+      // Nothing on this thread copies the log into the database file; the worker does.
+      const deadline = Date.now() + 5000;
+      while ((await sizeOf(file)) < before + 4 * 1024 * 1024 && Date.now() < deadline)
+        await sleep(100);
+      assert.ok((await sizeOf(file)) >= before + 4 * 1024 * 1024, 'the log was checkpointed');
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('inline (the CLI): SQLite checkpoints as it always does', async () => {
+    const database = await openDatabase({
+      kind: 'sqlite',
+      file: path.join(directory, 'inline.db'),
+    });
+    try {
+      assert.equal(await pragma(database, 'wal_autocheckpoint'), 1000);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('keeps temporary tables and statement journals in memory, off the disk', async () => {
+    const database = await openDatabase({ kind: 'sqlite', file: path.join(directory, 'temp.db') });
+    try {
+      assert.equal(await pragma(database, 'temp_store'), 2);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('goes back to inline checkpoints, and says so, while background ones fail', async () => {
+    const file = path.join(directory, 'failing.db');
+    const connection = new SQLite(file);
+    connection.pragma('journal_mode = WAL');
+    const warnings: string[] = [];
+    const checkpointer = new WalCheckpointer(file, connection, {
+      intervalMs: 50,
+      log: { info: () => {}, warn: (_fields, message) => warnings.push(message), error: () => {} },
+      workerFile: new URL('../fixtures/failing-checkpoint-worker.mjs', import.meta.url).href,
+    });
+    try {
+      checkpointer.start();
+      assert.equal(connection.pragma('wal_autocheckpoint', { simple: true }), 0);
+      const deadline = Date.now() + 5000;
+      while (!checkpointer.checkpointsInline && Date.now() < deadline) await sleep(20);
+      assert.equal(connection.pragma('wal_autocheckpoint', { simple: true }), 1000);
+      await sleep(300);
+      // Logged once, not at every failed attempt.
+      assert.deepEqual(warnings, [
+        'a background SQLite checkpoint failed; the database checkpoints inline until one succeeds',
+      ]);
+    } finally {
+      await checkpointer.stop();
+      connection.close();
+    }
+  });
+
+  it('stops its worker when the database closes', async () => {
+    const database = await openDatabase(
+      { kind: 'sqlite', file: path.join(directory, 'closing.db') },
+      { walCheckpoints: 'background' },
+    );
+    const started = Date.now();
+    await database.close();
+    assert.ok(Date.now() - started < 5000, 'the worker stopped when asked, not at the time-out');
+  });
+});
