@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { SegmentAppender, segmentFileName } from '../../src/storage/segment-appender.js';
+
+describe('SegmentAppender', () => {
+  let root: string;
+  before(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'imagegate-appender-'));
+  });
+  after(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  function appender(maxSegmentBytes = 1024 * 1024): SegmentAppender {
+    return new SegmentAppender(root, { maxSegmentBytes, recheckAfterMs: 1000, now: Date.now });
+  }
+
+  it('lays the records of a burst end to end, in the order they were appended', async () => {
+    const segments = appender();
+    try {
+      const records = await Promise.all(
+        Array.from({ length: 50 }, (_, index) =>
+          segments.append('burst', Buffer.alloc(10 + index, index)),
+        ),
+      );
+      const [first] = records;
+      assert.ok(first);
+      assert.ok(records.every((record) => record.tag === first.tag));
+      assert.equal(first.offset, 0);
+      for (let index = 1; index < records.length; index += 1) {
+        const previous = records[index - 1];
+        assert.ok(previous);
+        assert.equal(records[index]?.offset, previous.offset + previous.length);
+      }
+      const file = await readFile(path.join(root, 'burst', segmentFileName(first.tag)));
+      for (const [index, record] of records.entries())
+        assert.deepEqual(
+          file.subarray(record.offset, record.offset + record.length),
+          Buffer.alloc(10 + index, index),
+        );
+    } finally {
+      await segments.close();
+    }
+  });
+
+  it('opens a new segment once one passes its size limit', async () => {
+    const segments = appender(1000);
+    try {
+      const records = [];
+      for (let index = 0; index < 5; index += 1)
+        records.push(await segments.append('rotating', Buffer.alloc(600, index)));
+      // 600 bytes fit under 1000; the second record passes it and closes the segment.
+      assert.equal(new Set(records.map((record) => record.tag)).size, 3);
+      assert.equal((await readdir(path.join(root, 'rotating'))).length, 3);
+      assert.deepEqual(
+        records.map((record) => record.offset),
+        [0, 600, 0, 600, 0],
+      );
+    } finally {
+      await segments.close();
+    }
+  });
+
+  it('writes to several folders at once, and keeps each folder’s records in its own segment', async () => {
+    const segments = appender();
+    try {
+      const folders = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
+      const records = await Promise.all(
+        folders.map((folder) => segments.append(folder, Buffer.from(folder))),
+      );
+      // Again after more folders than are kept open: the earliest ones start new segments.
+      const again = await Promise.all(
+        folders.map((folder) => segments.append(folder, Buffer.from(`${folder} again`))),
+      );
+      for (const [index, folder] of folders.entries()) {
+        for (const [record, bytes] of [
+          [records[index], folder],
+          [again[index], `${folder} again`],
+        ] as const) {
+          assert.ok(record);
+          const file = await readFile(path.join(root, folder, segmentFileName(record.tag)));
+          assert.equal(
+            file.subarray(record.offset, record.offset + record.length).toString(),
+            bytes,
+          );
+        }
+      }
+    } finally {
+      await segments.close();
+    }
+  });
+
+  it('refuses records once closed', async () => {
+    const segments = appender();
+    await segments.append('closing', Buffer.from('before'));
+    await segments.close();
+    await assert.rejects(segments.append('closing', Buffer.from('after')), /closed/);
+  });
+});
