@@ -201,10 +201,13 @@ export class SegmentAppender {
     }
   }
 
-  /** Closes a segment that is whole: its records stay readable by path. */
+  /**
+   * Closes a segment that is whole: its records stay readable by path. They are durable already,
+   * so a failure to close is no reason to fail them.
+   */
   private async retire(segment: OpenSegment): Promise<void> {
     if (this.segments.get(segment.folder) === segment) this.segments.delete(segment.folder);
-    await segment.handle.close();
+    await segment.handle.close().catch(() => {});
   }
 
   private async abandon(segment: OpenSegment): Promise<void> {

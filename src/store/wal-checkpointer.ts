@@ -39,6 +39,7 @@ export class WalCheckpointer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private inline = true;
+  private stopped = false;
   private lastFailureLoggedAt = Number.NEGATIVE_INFINITY;
   private readonly now: () => number;
 
@@ -56,7 +57,7 @@ export class WalCheckpointer {
   }
 
   start(): void {
-    if (this.pool !== undefined) return;
+    if (this.pool !== undefined || this.stopped) return;
     this.pool = new Piscina<WalCheckpointTask, void>({
       filename: this.options.workerFile ?? defaultWorkerFile(),
       minThreads: 1,
@@ -72,8 +73,9 @@ export class WalCheckpointer {
     this.timer.unref();
   }
 
-  /** Runs one last checkpoint, then ends the thread. */
+  /** Runs one last checkpoint, then ends the thread. The connection is not touched afterwards. */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
     const pool = this.pool;
@@ -89,7 +91,7 @@ export class WalCheckpointer {
     if (pool === undefined) return;
     try {
       await pool.run({ file: this.file, last });
-      if (!last) this.setInline(false);
+      this.setInline(false);
     } catch (error) {
       this.failed(error);
     }
@@ -107,7 +109,8 @@ export class WalCheckpointer {
   }
 
   private setInline(inline: boolean): void {
-    if (inline === this.inline) return;
+    // Once stopped, the connection is about to close (or closed): leave it alone.
+    if (inline === this.inline || this.stopped) return;
     this.inline = inline;
     this.connection.pragma(`wal_autocheckpoint = ${inline ? INLINE_CHECKPOINT_PAGES : 0}`);
   }
