@@ -116,7 +116,7 @@ export class SegmentAppender {
       try {
         const { bytesWritten } = await segment.handle.writev(buffers, segment.size);
         if (bytesWritten !== total)
-          throw new Error(`wrote ${bytesWritten} of ${total} bytes to ${segment.file}`);
+          throw new Error(`the disk took ${bytesWritten} of ${total} bytes`);
         await segment.handle.datasync();
       } catch (error) {
         await this.abandon(segment);
