@@ -151,6 +151,33 @@ export async function startNodes(
   return nodes;
 }
 
+/**
+ * One data directory for gateway processes started one after another on it, as a restart after a
+ * kill does. When the test ends, every one still running is killed and the directory removed.
+ */
+export async function restartableNode(
+  t: TestContext,
+): Promise<{ directory: string; start(env: Record<string, string>): Promise<GatewayProcess> }> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-restarted-node-'));
+  const processes: GatewayProcess[] = [];
+  t.after(async () => {
+    for (const node of processes) {
+      if (node.child.exitCode !== null || node.child.signalCode !== null) continue;
+      node.child.kill('SIGKILL');
+      await node.exited;
+    }
+    await rm(directory, { recursive: true, force: true });
+  });
+  return {
+    directory,
+    start: async (env) => {
+      const node = await startGatewayProcess({ ...env, IMAGEGATE_DATA_DIR: directory });
+      processes.push(node);
+      return node;
+    },
+  };
+}
+
 /** A config file naming one DashScope channel on the fake; the env that points a gateway at it. */
 export async function dashScopeChannelEnv(
   t: TestContext,

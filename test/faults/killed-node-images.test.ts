@@ -2,14 +2,19 @@
 // it answered before is served, byte for byte, by the process that takes its place on the same
 // data directory, which writes new images to segments of its own.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { MODEL_A } from '../../src/domain/models.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
-import { startGatewayProcess, type GatewayProcess } from '../scale-out/gateway-process.js';
-import { dashScopeChannelEnv, generate, generationBody, nodeEnv, openBooks } from './fault-rig.js';
+import {
+  dashScopeChannelEnv,
+  generate,
+  generationBody,
+  nodeEnv,
+  openBooks,
+  restartableNode,
+} from './fault-rig.js';
 
 const ANSWERED = 24;
 const CUT_SHORT = 24;
@@ -31,31 +36,16 @@ async function segmentsUnder(dataDir: string): Promise<string[]> {
 
 describe('a gateway process killed (SIGKILL) while storing images', () => {
   it('leaves every image it answered servable by the next process, byte for byte', async (t) => {
-    const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-image-kill-'));
-    const processes: GatewayProcess[] = [];
-    t.after(async () => {
-      for (const node of processes) {
-        if (node.child.exitCode !== null || node.child.signalCode !== null) continue;
-        node.child.kill('SIGKILL');
-        await node.exited;
-      }
-      await rm(directory, { recursive: true, force: true });
-    });
+    const node = await restartableNode(t);
+    const directory = node.directory;
     const books = await openBooks(t, {
       kind: 'sqlite',
       file: path.join(directory, 'imagegate.db'),
     });
     const fake = await startFakeDashScope();
     t.after(() => fake.close());
-    const env = nodeEnv(books, {
-      ...(await dashScopeChannelEnv(t, fake)),
-      IMAGEGATE_DATA_DIR: directory,
-    });
-    const start = async () => {
-      const node = await startGatewayProcess(env);
-      processes.push(node);
-      return node;
-    };
+    const env = nodeEnv(books, await dashScopeChannelEnv(t, fake));
+    const start = () => node.start(env);
     const { authorization } = await books.token();
     const ask = (url: string, index: number, prefix: string) =>
       generate(url, {

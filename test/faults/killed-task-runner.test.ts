@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
@@ -9,13 +7,14 @@ import { createTaskStore } from '../../src/store/task-store.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { DashScopeSdk } from '../helpers/dashscope-sdk.js';
 import { postgresTarget } from '../helpers/postgres.js';
-import { startGatewayProcess, type GatewayProcess } from '../scale-out/gateway-process.js';
+import type { GatewayProcess } from '../scale-out/gateway-process.js';
 import {
   dashScopeChannelEnv,
   eventually,
   nodeDatabaseUrl,
   nodeEnv,
   openBooks,
+  restartableNode,
 } from './fault-rig.js';
 
 const LEASE_MS = 1500;
@@ -24,16 +23,8 @@ const messages = (text: string) => [{ role: 'user', content: [{ text }] }];
 
 /** Node processes on one database: SQLite shares a data dir, PostgreSQL a schema. */
 async function deployment(t: TestContext, kind: 'sqlite' | 'postgres') {
-  const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-task-kill-'));
-  const processes: GatewayProcess[] = [];
-  t.after(async () => {
-    for (const node of processes) {
-      if (node.child.exitCode !== null || node.child.signalCode !== null) continue;
-      node.child.kill('SIGKILL');
-      await node.exited;
-    }
-    await rm(directory, { recursive: true, force: true });
-  });
+  const node = await restartableNode(t);
+  const directory = node.directory;
   const target: DatabaseTarget | undefined =
     kind === 'sqlite'
       ? { kind: 'sqlite', file: path.join(directory, 'imagegate.db') }
@@ -49,11 +40,7 @@ async function deployment(t: TestContext, kind: 'sqlite' | 'postgres') {
     IMAGEGATE_TASK_POLL_MS: String(POLL_MS),
     ...(await dashScopeChannelEnv(t, fake)),
   });
-  const start = async () => {
-    const node = await startGatewayProcess({ ...env, IMAGEGATE_DATA_DIR: directory });
-    processes.push(node);
-    return node;
-  };
+  const start = () => node.start(env);
   return { books, fake, start, tasks: createTaskStore(target.kind, books.database.db) };
 }
 
