@@ -14,6 +14,8 @@ export interface FakeUpstream {
   setDelay(ms: number): Promise<void>;
   /** When the last generation body had arrived whole (epoch ms), and its size. */
   lastBody(): Promise<{ bytes: number; receivedAt: number }>;
+  /** The image served for re-hosting: a PNG of about `bytes` bytes; 0 for the small one. */
+  setImageBytes(bytes: number): Promise<void>;
 }
 
 export async function startFakeUpstream(children: Children): Promise<FakeUpstream> {
@@ -32,6 +34,11 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
       const response = await fetch(`${url}/__delay?ms=${ms}`, { method: 'POST' });
       if (response.status !== 204)
         throw new Error(`fake upstream: delay not set (${response.status})`);
+    },
+    setImageBytes: async (bytes) => {
+      const response = await fetch(`${url}/__image?bytes=${bytes}`, { method: 'POST' });
+      if (response.status !== 204)
+        throw new Error(`fake upstream: image not set (${response.status})`);
     },
     lastBody: async () =>
       (await (await fetch(`${url}/__last`)).json()) as { bytes: number; receivedAt: number },

@@ -1,14 +1,17 @@
 // A DashScope stand-in for the proxy bench, run in a process of its own so that its CPU is not
 // counted as the gateway's. Every POST gets the multimodal-generation answer (one image that
 // points back here) at once, or after the delay set with `POST /__delay?ms=N`; `GET /image.png`
-// serves that small PNG for re-hosting; `GET /__last` tells when the last POST body had arrived
-// whole and how large it was. It prints `{"port":N}` once it listens.
+// serves that PNG for re-hosting, a small one unless `POST /__image?bytes=N` asked for one of about
+// N bytes (0: the small one again); `GET /__last` tells when the last POST body had arrived whole
+// and how large it was. It prints `{"port":N}` once it listens.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { greyPng } from './proxy-png.js';
+import { greyPng, largestGreyPng } from './proxy-png.js';
 
 const IMAGE_SIDE = 64;
-const png = greyPng(IMAGE_SIDE, IMAGE_SIDE);
+const LARGE_IMAGE_WIDTH = 1024;
+const smallPng = greyPng(IMAGE_SIDE, IMAGE_SIDE);
+let png = smallPng;
 
 let delayMs = 0;
 let answered = 0;
@@ -31,6 +34,12 @@ const server = createServer((request, response) => {
   void drain(request).then((bytes) => {
     if (request.url?.startsWith('/__delay') === true) {
       delayMs = Number(new URL(request.url, 'http://fake').searchParams.get('ms') ?? 0);
+      response.writeHead(204).end();
+      return;
+    }
+    if (request.url?.startsWith('/__image') === true) {
+      const size = Number(new URL(request.url, 'http://fake').searchParams.get('bytes') ?? 0);
+      png = size > 0 ? largestGreyPng(LARGE_IMAGE_WIDTH, size) : smallPng;
       response.writeHead(204).end();
       return;
     }

@@ -52,6 +52,22 @@ export interface LargeResult {
   peakRssBytes: number;
 }
 
+/** A large upstream image re-hosted by a default gateway, one request at a time. */
+export interface LargeImageResult {
+  imageBytes: number;
+  repeats: number;
+  /** The machine's 1-minute load average as the run started. */
+  loadAverage: number;
+  gatewayMs: number;
+  gatewayCpuMsPerRequest: number;
+  idleRssBytes: number;
+  /** The highest resident set over the whole run, every request's garbage included. */
+  peakRssBytes: number;
+  /** A request's peak over the resident set just before it (median, and the largest). */
+  medianGrowthBytes: number;
+  largestGrowthBytes: number;
+}
+
 export interface ProxyReport {
   machine: string;
   loadBefore: string;
@@ -63,6 +79,7 @@ export interface ProxyReport {
   alone: AloneRow[];
   crowd: CrowdResult | string;
   large: LargeResult | string;
+  largeImage: LargeImageResult | string;
 }
 
 const MIB = 1024 * 1024;
@@ -81,6 +98,8 @@ export function printReport(report: ProxyReport): void {
     typeof report.crowd === 'string' ? report.crowd : crowdTable(report.crowd),
     '',
     typeof report.large === 'string' ? report.large : largeTable(report.large),
+    '',
+    typeof report.largeImage === 'string' ? report.largeImage : largeImageTable(report.largeImage),
     '',
   ];
   console.log(lines.join('\n'));
@@ -177,6 +196,36 @@ function largeTable(large: LargeResult): string {
         `${figure(large.idleRssBytes / MIB, 0)} / ${figure(large.peakRssBytes / MIB, 0)}`,
       ],
       ['peak RSS growth / body size', figure(growth / large.bodyBytes, 2)],
+      ['load average as it started', figure(large.loadAverage, 1)],
+    ],
+  );
+}
+
+function largeImageTable(large: LargeImageResult): string {
+  const growth = large.peakRssBytes - large.idleRssBytes;
+  return markdownTable(
+    [
+      `an upstream image of ${large.imageBytes} bytes (${figure(large.imageBytes / MIB, 1)} MiB) re-hosted`,
+      'value',
+    ],
+    [
+      [
+        `through the gateway, answered, ms (median of ${large.repeats})`,
+        figure(large.gatewayMs, 0),
+      ],
+      ['gateway CPU per request, ms', figure(large.gatewayCpuMsPerRequest, 0)],
+      [
+        'gateway RSS idle / peak, MiB',
+        `${figure(large.idleRssBytes / MIB, 0)} / ${figure(large.peakRssBytes / MIB, 0)}`,
+      ],
+      [
+        `one request's peak RSS growth / image size, median (largest) of ${large.repeats}`,
+        `${figure(large.medianGrowthBytes / large.imageBytes, 2)} (${figure(large.largestGrowthBytes / large.imageBytes, 2)})`,
+      ],
+      [
+        `peak RSS growth over all ${large.repeats} / image size`,
+        figure(growth / large.imageBytes, 2),
+      ],
       ['load average as it started', figure(large.loadAverage, 1)],
     ],
   );

@@ -5,7 +5,8 @@
 //   npm run bench -- proxy            10 s per load row
 //   npm run bench -- proxy --quick    2 s per load row, fewer sequential requests
 //   PROXY_BENCH_SECONDS=N             seconds per load row, overriding either
-//   npm run bench -- proxy --only=largest,crowd   only those parts (compare, crowd, largest)
+//   npm run bench -- proxy --only=largest,crowd   only those parts (compare, crowd, largest,
+//                                                 large-image)
 //   npm run bench -- proxy --rows=PostgreSQL      only the comparison's rows whose names contain it
 import { spawnSync } from 'node:child_process';
 import { Agent } from 'node:http';
@@ -33,6 +34,7 @@ import {
   type AloneRow,
   type CrowdResult,
   headlineRows,
+  type LargeImageResult,
   type LargeResult,
   type LoadRow,
   printReport,
@@ -40,7 +42,7 @@ import {
 import { findWrk, runWrk } from './proxy-wrk.js';
 
 const QUICK = process.argv.includes('--quick');
-const PARTS = ['compare', 'crowd', 'largest'] as const;
+const PARTS = ['compare', 'crowd', 'largest', 'large-image'] as const;
 type Part = (typeof PARTS)[number];
 const ONLY = onlyParts(process.argv);
 const ROWS =
@@ -59,6 +61,9 @@ const LARGE_IMAGE_COUNT = 9;
 const LARGE_IMAGE_BYTES = 20 * 1024 * 1024;
 const LARGE_IMAGE_WIDTH = 2600;
 const LARGE_REPEATS = QUICK ? 1 : 3;
+/** Issue #11's large upstream image: 5 MB, re-hosted. */
+const LARGE_UPSTREAM_IMAGE_BYTES = 5_000_000;
+const LARGE_IMAGE_REPEATS = QUICK ? 2 : 5;
 
 const BODY = JSON.stringify({
   model: MODEL_A,
@@ -125,6 +130,9 @@ export default async function bench(): Promise<BenchRow[]> {
       const large = ONLY.has('largest')
         ? await largestRequest(children, fake)
         : 'largest request: not run (--only)';
+      const largeImage = ONLY.has('large-image')
+        ? await largeImageRehost(children, fake)
+        : 'large upstream image: not run (--only)';
       const report = {
         machine: `${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory`,
         loadBefore,
@@ -136,6 +144,7 @@ export default async function bench(): Promise<BenchRow[]> {
         alone,
         crowd,
         large,
+        largeImage,
       };
       printReport(report);
       return headlineRows(report);
@@ -390,6 +399,84 @@ async function largestRequest(children: Children, fake: FakeUpstream): Promise<L
     agent.destroy();
     await gateway.stop();
   }
+}
+
+/**
+ * A 5 MB upstream image re-hosted by a fresh default gateway, one request at a time: the time,
+ * the CPU and the peak memory over idle, against the image's size. Each stored copy is fetched
+ * back whole, so the figure is of an image really stored.
+ */
+async function largeImageRehost(children: Children, fake: FakeUpstream): Promise<LargeImageResult> {
+  process.stderr.write('proxy bench: a large upstream image re-hosted\n');
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const gateway = await startGateway(children, fake.url, DEFAULT);
+  try {
+    const url = `${gateway.url}${SYNC_PATH}`;
+    const headers = { ...JSON_HEADERS, authorization: gateway.authorization };
+    for (let i = 0; i < 20; i++) await post(agent, url, BODY, headers);
+    await fake.setImageBytes(LARGE_UPSTREAM_IMAGE_BYTES);
+    const imageBytes = (await fetch(`${fake.url}/image.png`).then((r) => r.arrayBuffer()))
+      .byteLength;
+    await sleep(1000);
+    const loadAverage = loadavg()[0] as number;
+    const idleRssBytes = rssBytes(gateway.pid);
+    const cpuBefore = cpuMs(gateway.pid);
+    const answered: number[] = [];
+    const stored: string[] = [];
+    const growths: number[] = [];
+    let peakRss = idleRssBytes;
+    for (let i = 0; i < LARGE_IMAGE_REPEATS; i++) {
+      // Each request's own growth: its peak over the resident set just before it.
+      const before = rssBytes(gateway.pid);
+      const sampler = sampleRss(gateway.pid, 5);
+      const started = performance.now();
+      const answer = await fetch(url, { method: 'POST', headers, body: BODY });
+      const body = await answer.text();
+      const peak = sampler.stop();
+      if (answer.status !== 200)
+        throw new Error(`the large image's request was answered ${answer.status}: ${body}`);
+      answered.push(performance.now() - started);
+      growths.push(peak - before);
+      peakRss = Math.max(peakRss, peak);
+      stored.push(...imageUrlsOf(body));
+    }
+    const cpuAfter = cpuMs(gateway.pid);
+    peakRss = Math.max(peakRss, peakRssBytes(gateway.pid));
+    for (const image of stored) {
+      const length = (await fetch(image).then((r) => r.arrayBuffer())).byteLength;
+      if (length !== imageBytes)
+        throw new Error(`a re-hosted copy has ${length} bytes, not the upstream's ${imageBytes}`);
+    }
+    if (stored.length !== LARGE_IMAGE_REPEATS)
+      throw new Error(`${stored.length} images stored for ${LARGE_IMAGE_REPEATS} requests`);
+    return {
+      imageBytes,
+      repeats: LARGE_IMAGE_REPEATS,
+      loadAverage,
+      gatewayMs: median(answered),
+      gatewayCpuMsPerRequest: (cpuAfter - cpuBefore) / LARGE_IMAGE_REPEATS,
+      idleRssBytes,
+      peakRssBytes: peakRss,
+      medianGrowthBytes: median(growths),
+      largestGrowthBytes: Math.max(...growths),
+    };
+  } finally {
+    await fake.setImageBytes(0);
+    agent.destroy();
+    await gateway.stop();
+  }
+}
+
+/** The image URLs of a multimodal-generation answer. */
+function imageUrlsOf(body: string): string[] {
+  const answer = JSON.parse(body) as {
+    output?: { choices?: { message?: { content?: { image?: string }[] } }[] };
+  };
+  return (answer.output?.choices ?? []).flatMap((choice) =>
+    (choice.message?.content ?? []).flatMap((item) =>
+      item.image === undefined ? [] : [item.image],
+    ),
+  );
 }
 
 /** `--only=largest,crowd` picks parts of the bench; without it, every part runs. */
