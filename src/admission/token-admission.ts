@@ -25,7 +25,7 @@ import type {
   Settlement,
   TaskReservations,
 } from './admission.js';
-import type { Log } from '../support/log.js';
+import { type Log, warnAtMostEvery } from '../support/log.js';
 import type { LimitsSource } from './limits-source.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import { rateHeaders, slotHeaders } from './rate-headers.js';
@@ -79,9 +79,10 @@ const LIMITER_REPORT_EVERY_MS = 10_000;
 export class TokenAdmission implements Admission, RequestGate, ModelAccess, TaskReservations {
   private readonly reservations: Heartbeat<string>;
   private readonly slots: Heartbeat<SlotHold>;
-  private lastLimiterReport = 0;
+  private readonly warnLimiter: (fields: object, message: string) => void;
 
   constructor(private readonly options: TokenAdmissionOptions) {
+    this.warnLimiter = warnAtMostEvery(options.log, LIMITER_REPORT_EVERY_MS);
     const every = Math.max(1, Math.floor(options.leaseTtlMs / 3));
     this.reservations = new Heartbeat(
       every,
@@ -455,10 +456,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
   }
 
   private limiterFailed(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastLimiterReport < LIMITER_REPORT_EVERY_MS) return;
-    this.lastLimiterReport = now;
-    this.options.log.warn(
+    this.warnLimiter(
       { err: error instanceof Error ? error.message : String(error) },
       'rate limiter unavailable: rate and concurrency limits are not enforced',
     );

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { Log } from '../support/log.js';
+import { type Log, warnAtMostEvery } from '../support/log.js';
 
 const CONNECT_WAIT_MS = 2000;
 
@@ -19,12 +19,10 @@ export async function openRedis(url: string, log: Log): Promise<Redis> {
     connectTimeout: CONNECT_WAIT_MS,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
-  let lastReport = 0;
+  // Reconnection attempts repeat the same error; say it at most every ten seconds.
+  const warn = warnAtMostEvery(log, 10_000);
   redis.on('error', (error: Error) => {
-    // Reconnection attempts repeat the same error; say it at most every ten seconds.
-    if (Date.now() - lastReport < 10_000) return;
-    lastReport = Date.now();
-    log.warn({ err: error.message }, 'Redis unreachable: rate and concurrency limits not enforced');
+    warn({ err: error.message }, 'Redis unreachable: rate and concurrency limits not enforced');
   });
   await new Promise<void>((resolve) => {
     const done = () => {

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Piscina } from 'piscina';
-import type { Log } from '../support/log.js';
+import { type Log, warnAtMostEvery } from '../support/log.js';
 import type { WalCheckpointTask } from './wal-checkpoint-worker.js';
 
 /** SQLite's own default: the committing connection checkpoints once the log holds this many pages. */
@@ -40,15 +40,14 @@ export class WalCheckpointer {
   private running: Promise<void> | undefined;
   private inline = true;
   private stopped = false;
-  private lastFailureLoggedAt = Number.NEGATIVE_INFINITY;
-  private readonly now: () => number;
+  private readonly warnFailure: (fields: object, message: string) => void;
 
   constructor(
     private readonly file: string,
     private readonly connection: BetterSqlite3.Database,
     private readonly options: WalCheckpointerOptions,
   ) {
-    this.now = options.now ?? Date.now;
+    this.warnFailure = warnAtMostEvery(options.log, FAILURE_LOG_INTERVAL_MS, options.now);
   }
 
   /** Whether the connection checkpoints by itself now (before start, or after a failure). */
@@ -99,10 +98,7 @@ export class WalCheckpointer {
 
   private failed(error: unknown): void {
     this.setInline(true);
-    const now = this.now();
-    if (now - this.lastFailureLoggedAt < FAILURE_LOG_INTERVAL_MS) return;
-    this.lastFailureLoggedAt = now;
-    this.options.log.warn(
+    this.warnFailure(
       { detail: error instanceof Error ? error.message : String(error) },
       'a background SQLite checkpoint failed; the database checkpoints inline until one succeeds',
     );

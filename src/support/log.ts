@@ -14,6 +14,24 @@ export const silentLog: Log = {
   error: () => undefined,
 };
 
+/**
+ * A warning said at most once per `intervalMs`: a failure that repeats every request or every
+ * retry (an unreachable Redis, a failing background job) is reported, not repeated.
+ */
+export function warnAtMostEvery(
+  log: Log,
+  intervalMs: number,
+  now: () => number = Date.now,
+): (fields: object, message: string) => void {
+  let lastAt = Number.NEGATIVE_INFINITY;
+  return (fields, message) => {
+    const at = now();
+    if (at - lastAt < intervalMs) return;
+    lastAt = at;
+    log.warn(fields, message);
+  };
+}
+
 type Level = keyof Log;
 type Entry = { level: Level; fields: object; message: string };
 
