@@ -13,7 +13,7 @@ import type { AttemptResult } from './attempt-result.js';
 import { missingFeatures, requiredFeatures } from './capabilities.js';
 import type { Channel } from './channel.js';
 import { type ChannelStatus, channelStatus } from './channel-status.js';
-import { rehostImages } from './image-rehost.js';
+import { rehostImages, StorageFailure } from './image-rehost.js';
 import {
   type AttemptNote,
   channelsExhausted,
@@ -201,7 +201,9 @@ export class ChannelRouter implements Engine {
   /**
    * Upstream URLs are copied into our storage unless the channel passes them through and the job
    * does not need the bytes. The images
-   * exist (and are billed upstream) by now, so a failure here is a 502 and never a failover.
+   * exist (and are billed upstream) by now, so a failure here is never a failover: a 502 that
+   * counts against the channel's health when the download fails, a 500 that does not when our
+   * storage does.
    */
   private async rehostUnlessPassedThrough(
     channel: Channel,
@@ -224,7 +226,12 @@ export class ChannelRouter implements Engine {
       );
       return [...rehosted, ...images.slice(wanted)];
     } catch (error) {
-      if (!job.signal.aborted) {
+      if (error instanceof StorageFailure) {
+        this.dependencies.log.error(
+          { channel: config.name, request_id: job.requestId, err: error.cause },
+          'could not store generated images',
+        );
+      } else if (!job.signal.aborted) {
         const detail = error instanceof Error ? error.message : String(error);
         channel.health.failed(detail);
         this.dependencies.log.warn(

@@ -363,6 +363,34 @@ describe('the channel router', () => {
     assert.equal(submissions(backup), 0);
   });
 
+  it('answers 500 when our storage cannot keep the images, and does not hold it against the channel', async () => {
+    const failingStorage = {
+      ...storage,
+      results: {
+        save: async () => {
+          throw Object.assign(new Error('EIO: i/o error, write /var/lib/imagegate/x'), {
+            code: 'EIO',
+          });
+        },
+      },
+    };
+    const engine = router(
+      channels([ds(primary, 'ds-primary'), ds(backup, 'ds-backup', { priority: 1 })]),
+      { storage: failingStorage },
+    );
+    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    assert.deepEqual([error.status, error.code], [500, 'InternalError']);
+    assert.doesNotMatch(error.message, /EIO|\/var/);
+    assert.equal(submissions(backup), 0, 'the images exist: nothing is generated again');
+    const stats = engine.status().find((channel) => channel.name === 'ds-primary')?.stats;
+    assert.deepEqual([stats?.successes, stats?.failures, stats?.lastFailure], [1, 0, undefined]);
+
+    primary.script({ kind: 'succeed', expiredUrls: true });
+    await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const after = engine.status().find((channel) => channel.name === 'ds-primary')?.stats;
+    assert.equal(after?.failures, 1, 'an image the upstream cannot deliver does count');
+  });
+
   it('answers 503 NoAvailableChannel for a model no channel serves, or a feature none supports', async () => {
     const onlyModelB = router(
       channels([ds(primary, 'ds-b', { models: { [MODEL_B]: 'qwen-image-2.0-pro' } })]),
