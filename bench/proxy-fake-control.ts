@@ -4,6 +4,7 @@ import { type Children, firstMatch } from './proxy-children.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCRIPT = path.join(ROOT, 'bench', 'proxy-fake-upstream.ts');
+const BARE_NODE_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-node.ts');
 
 /** The fake upstream process, seen from the bench. */
 export interface FakeUpstream {
@@ -43,4 +44,17 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
     lastBody: async () =>
       (await (await fetch(`${url}/__last`)).json()) as { bytes: number; receivedAt: number },
   };
+}
+
+/** The bare Node.js proxy (bench/proxy-bare-node.ts) in front of `upstreamUrl`. */
+export async function startBareNodeProxy(
+  children: Children,
+  upstreamUrl: string,
+): Promise<{ url: string; pid: number }> {
+  const child = children.spawn(process.execPath, ['--import', 'tsx', BARE_NODE_SCRIPT, upstreamUrl], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const match = await firstMatch(child, /\{"port":(\d+)\}/, 'the bare Node.js proxy');
+  return { url: `http://127.0.0.1:${match[1]}`, pid: child.pid as number };
 }

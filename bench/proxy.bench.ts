@@ -17,7 +17,7 @@ import { MODEL_A } from '../src/domain/models.js';
 import type { BenchRow } from './bench-row.js';
 import { Children } from './proxy-children.js';
 import { post, sequentialLatency } from './proxy-client.js';
-import { type FakeUpstream, startFakeUpstream } from './proxy-fake-control.js';
+import { type FakeUpstream, startBareNodeProxy, startFakeUpstream } from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
 import { type RunningNginx, startNginx } from './proxy-nginx.js';
 import { largestGreyPng } from './proxy-png.js';
@@ -117,10 +117,11 @@ export default async function bench(): Promise<BenchRow[]> {
     const fake = await startFakeUpstream(children);
     const comparing = ONLY.has('compare');
     const nginx = comparing ? await startNginx(children, fake.port) : undefined;
+    const bareNode = comparing ? await startBareNodeProxy(children, fake.url) : undefined;
     const shared = comparing ? await openSharedBackend() : undefined;
     try {
       const { loads, alone } = comparing
-        ? await compare(wrk, setupsOf(children, fake, nginx, shared?.env), fake)
+        ? await compare(wrk, setupsOf(children, fake, nginx, bareNode, shared?.env), fake)
         : { loads: [], alone: [] };
       const crowd = !ONLY.has('crowd')
         ? 'crowd: not run (--only)'
@@ -189,6 +190,7 @@ function setupsOf(
   children: Children,
   fake: FakeUpstream,
   nginx: RunningNginx | undefined,
+  bareNode: { url: string; pid: number } | undefined,
   sharedEnv: Record<string, string> | undefined,
 ): Setup[] {
   const gateway = (
@@ -227,6 +229,9 @@ function setupsOf(
     ...(nginx === undefined
       ? []
       : [fixed('nginx proxy_pass (1 worker)', nginx.url, nginx.workerPid)]),
+    ...(bareNode === undefined
+      ? []
+      : [fixed('bare Node.js proxy (node:http + undici)', bareNode.url, bareNode.pid)]),
     gateway('imagegate, pass_through_urls', true, PASS_THROUGH),
     gateway('imagegate, pass_through_urls, OpenAI route', false, PASS_THROUGH, OPENAI_ROUTE),
     gateway('imagegate default (re-hosts a small PNG)', true, DEFAULT),
