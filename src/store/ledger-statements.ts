@@ -1,5 +1,10 @@
 import type { UsageRow } from '../domain/usage-row.js';
-import { type Parameter, placeholderRows, statementsByCount } from './hot-statements.js';
+import {
+  type Parameter,
+  parametersOf,
+  placeholderRows,
+  statementsByCount,
+} from './hot-statements.js';
 import { LEDGER_COLUMNS, ledgerValues } from './usage-rows.js';
 
 const COLUMNS = LEDGER_COLUMNS.join(', ');
@@ -23,5 +28,5 @@ export function upsertLedgerText(count: number): string {
 
 /** The parameters of `rows` for either statement. */
 export function ledgerParameters(rows: readonly UsageRow[]): Parameter[] {
-  return rows.flatMap(ledgerValues);
+  return parametersOf(rows, ledgerValues);
 }

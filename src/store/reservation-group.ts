@@ -1,5 +1,6 @@
 import {
   type Parameter,
+  parametersOf,
   placeholderRows,
   Statement,
   type StatementRunner,
@@ -98,7 +99,7 @@ export async function reserveTogether(
 
 /** The columns of each member's reservation row, in the order both INSERTs take them. */
 function reservationParameters(members: readonly PendingReservation[]): Parameter[] {
-  return members.flatMap(({ request, now, expiresAt }): Parameter[] => [
+  return parametersOf(members, ({ request, now, expiresAt }): Parameter[] => [
     request.id,
     request.tokenId,
     request.images,

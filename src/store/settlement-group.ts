@@ -1,5 +1,6 @@
 import {
   type Parameter,
+  parametersOf,
   type ResultRow,
   placeholderRows,
   placeholders,
@@ -9,7 +10,7 @@ import {
 } from './hot-statements.js';
 import { ledgerParameters, upsertLedgerRows, upsertLedgerText } from './ledger-statements.js';
 import type { UsageRow } from '../domain/usage-row.js';
-import type { PendingSettlement, SettlementOutcome } from './quota-types.js';
+import type { ClaimFence, PendingSettlement, SettlementOutcome } from './quota-types.js';
 
 const dropReservations = statementsByCount(
   (count) =>
@@ -93,9 +94,7 @@ export async function settleAtOnce(
     if (tokenId !== undefined && member.tokenId !== tokenId) return undefined;
     tokenId = member.tokenId;
   }
-  const reservationIds = members.flatMap((member) =>
-    member.fence.reservationId === undefined ? [] : [member.fence.reservationId],
-  );
+  const reservationIds = reservationIdsOf(members);
   const outcomes = members.map((member): SettlementOutcome =>
     member.fence.callerPresent() ? 'billed' : 'caller-gone',
   );
@@ -186,9 +185,7 @@ async function dropHeld(
   runner: StatementRunner,
   members: readonly PendingSettlement[],
 ): Promise<(number | undefined)[]> {
-  const ids = members.flatMap((member) =>
-    member.fence.reservationId === undefined ? [] : [member.fence.reservationId],
-  );
+  const ids = reservationIdsOf(members);
   const freed = new Map<string, number>();
   if (ids.length > 0) {
     for (const row of await runner.rows(dropReservations(ids.length), ids))
@@ -210,11 +207,11 @@ async function dropHeld(
  * `lease-lost`.
  */
 async function endClaims(runner: StatementRunner, settling: readonly Settling[]): Promise<void> {
-  const claimed = settling.flatMap((entry) =>
-    entry.member.fence.idempotency === undefined
-      ? []
-      : [{ entry, claim: entry.member.fence.idempotency }],
-  );
+  const claimed: { entry: Settling; claim: ClaimFence }[] = [];
+  for (const entry of settling) {
+    const claim = entry.member.fence.idempotency;
+    if (claim !== undefined) claimed.push({ entry, claim });
+  }
   const publish = claimed.filter(({ entry }) => entry.outcome === 'billed');
   const forget = claimed.filter(({ entry }) => entry.outcome !== 'billed');
   const held = new Set<string>();
@@ -223,7 +220,7 @@ async function endClaims(runner: StatementRunner, settling: readonly Settling[])
       held.add(claimName(String(row.scope), String(row.idempotency_key), String(row.owner)));
   };
   if (publish.length > 0) {
-    const parameters = publish.flatMap(({ claim }): Parameter[] => [
+    const parameters = parametersOf(publish, ({ claim }): Parameter[] => [
       claim.scope,
       claim.key,
       claim.owner,
@@ -233,7 +230,7 @@ async function endClaims(runner: StatementRunner, settling: readonly Settling[])
     note(await runner.rows(publishResults(publish.length), parameters));
   }
   if (forget.length > 0) {
-    const parameters = forget.flatMap(({ claim }): Parameter[] => [
+    const parameters = parametersOf(forget, ({ claim }): Parameter[] => [
       claim.scope,
       claim.key,
       claim.owner,
@@ -243,6 +240,14 @@ async function endClaims(runner: StatementRunner, settling: readonly Settling[])
   for (const { entry, claim } of claimed) {
     if (!held.has(claimName(claim.scope, claim.key, claim.owner))) entry.outcome = 'lease-lost';
   }
+}
+
+/** The reservations the members hold, in member order (a loop: see parametersOf). */
+function reservationIdsOf(members: readonly PendingSettlement[]): string[] {
+  const ids: string[] = [];
+  for (const member of members)
+    if (member.fence.reservationId !== undefined) ids.push(member.fence.reservationId);
+  return ids;
 }
 
 function claimName(scope: string, key: string, owner: string): string {
