@@ -15,8 +15,13 @@ const UPLOADS_FOLDER_PREFIX = 'uploads-';
 /** The folder of images that expire within the UTC hour of `expiresAt` (unix seconds). */
 export function expiryFolderOf(expiresAt: number): string {
   const hourStart = Math.floor(expiresAt / SECONDS_PER_HOUR) * SECONDS_PER_HOUR;
-  return new Date(hourStart * 1000).toISOString().slice(0, 13);
+  // Every image stored within an hour shares the folder: its name is made once, not per image.
+  if (hourStart !== lastFolder.hourStart)
+    lastFolder = { hourStart, name: new Date(hourStart * 1000).toISOString().slice(0, 13) };
+  return lastFolder.name;
 }
+
+let lastFolder = { hourStart: Number.NaN, name: '' };
 
 /** Every generated image is a PNG. */
 export const IMAGE_EXTENSION = '.png';
