@@ -78,6 +78,7 @@ export function parametersOf<T>(
   for (const item of items) for (const value of valuesOf(item)) parameters.push(value);
   return parameters;
 }
+
 export type ResultRow = Readonly<Record<string, unknown>>;
 
 export interface StatementRunner {
