@@ -51,10 +51,14 @@ export async function startBareNodeProxy(
   children: Children,
   upstreamUrl: string,
 ): Promise<{ url: string; pid: number }> {
-  const child = children.spawn(process.execPath, ['--import', 'tsx', BARE_NODE_SCRIPT, upstreamUrl], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = children.spawn(
+    process.execPath,
+    ['--import', 'tsx', BARE_NODE_SCRIPT, upstreamUrl],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const match = await firstMatch(child, /\{"port":(\d+)\}/, 'the bare Node.js proxy');
   return { url: `http://127.0.0.1:${match[1]}`, pid: child.pid as number };
 }
