@@ -7,6 +7,8 @@
 //   npm run bench -- instructions
 //   INSTRUCTIONS_WARMUP=N INSTRUCTIONS_COUNTED=N   requests before counting, and counted
 //   INSTRUCTIONS_ONLY=text                         only the setups whose names contain it
+//   INSTRUCTIONS_KEEP=directory                    keep callgrind's files there (one per
+//                                                  thread), for callgrind_annotate
 // The quota-token setup (PostgreSQL and Redis, as the proxy bench's) runs when both are reachable.
 // What it counts: user-space instructions between the first and last counted request, sent one
 // after another on one kept-alive connection, on the main thread (the event loop, where requests
@@ -17,7 +19,7 @@
 // with those) much of the path still ran in V8's baseline tier and its compiler threads were busy,
 // which made the counts some 40% higher. Figures are comparable only with the same warm-up.
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,6 +57,7 @@ const OPENAI_ROUTE: Route = {
 };
 
 const ONLY = process.env.INSTRUCTIONS_ONLY ?? '';
+const KEEP = process.env.INSTRUCTIONS_KEEP;
 const SHARED_SETUP_NAME = 'pass_through_urls, quota token on PostgreSQL + Redis';
 
 function setups(sharedEnv: Record<string, string> | undefined) {
@@ -127,6 +130,7 @@ export default async function bench(): Promise<BenchRow[]> {
   } finally {
     await children.stopAll();
     await shared?.close();
+    if (KEEP !== undefined) await cp(directory, KEEP, { recursive: true });
     await rm(directory, { recursive: true, force: true });
   }
   printTable(rows);
