@@ -119,7 +119,7 @@ export class SegmentAppender {
           throw new Error(`the disk took ${bytesWritten} of ${total} bytes`);
         await segment.handle.datasync();
       } catch (error) {
-        await this.abandon(segment);
+        await this.retire(segment);
         throw error;
       }
       let offset = segment.size;
@@ -144,7 +144,7 @@ export class SegmentAppender {
         current.checkedAt = now;
         return current;
       }
-      await this.abandon(current);
+      await this.retire(current);
     }
     return this.create(folder);
   }
@@ -202,15 +202,11 @@ export class SegmentAppender {
   }
 
   /**
-   * Closes a segment that is whole: its records stay readable by path. They are durable already,
-   * so a failure to close is no reason to fail them.
+   * Stops writing to a segment: a whole one (full, or the oldest open), whose records stay
+   * readable by path and are durable already, or one abandoned after a failure or a move, whose
+   * last group has failed already. Either way a failure to close is no reason to fail anything.
    */
   private async retire(segment: OpenSegment): Promise<void> {
-    if (this.segments.get(segment.folder) === segment) this.segments.delete(segment.folder);
-    await segment.handle.close().catch(() => {});
-  }
-
-  private async abandon(segment: OpenSegment): Promise<void> {
     if (this.segments.get(segment.folder) === segment) this.segments.delete(segment.folder);
     await segment.handle.close().catch(() => {});
   }
