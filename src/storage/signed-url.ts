@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { newImageId } from './object-keys.js';
 
 /** docs/api.md §5.3: a generated image's URL is valid for 24 hours. */
 export const IMAGE_URL_VALIDITY_SECONDS = 24 * 60 * 60;
@@ -56,11 +55,6 @@ export class ImageUrlSigner {
   /** When a URL issued now expires (unix seconds): 24 hours from now. */
   expiresAtFromNow(): number {
     return this.nowSeconds() + IMAGE_URL_VALIDITY_SECONDS;
-  }
-
-  /** A fresh random id with an expiry 24 hours from now, for an image stored under it. */
-  issue(): SignedImage {
-    return { id: newImageId(), expiresAt: this.expiresAtFromNow() };
   }
 
   urlOf(image: SignedImage): string {

@@ -10,6 +10,11 @@ import {
 import { IMAGE_URL_VALIDITY_SECONDS, ImageUrlSigner } from '../../src/storage/signed-url.js';
 
 const KEY = new Uint8Array(32).fill(7);
+
+/** A fresh id with the expiry a URL issued now gets, as the result store signs its images. */
+function issue(signer: ImageUrlSigner): { id: string; expiresAt: number } {
+  return { id: newImageId(), expiresAt: signer.expiresAtFromNow() };
+}
 const T0 = Date.UTC(2030, 0, 15, 10, 30, 0);
 
 function signerAt(clock: { now: number }, key = KEY) {
@@ -41,7 +46,7 @@ describe('image ids', () => {
 describe('ImageUrlSigner', () => {
   it('issues <base>/images/<id>.png?expires=<now+24h>&signature=<HMAC-SHA256 of id and expiry>', () => {
     const signer = signerAt({ now: T0 });
-    const image = signer.issue();
+    const image = issue(signer);
     assert.equal(image.expiresAt, T0 / 1000 + IMAGE_URL_VALIDITY_SECONDS);
     const url = signer.urlOf(image);
     const { parsed, expires, signature } = parts(url);
@@ -57,7 +62,7 @@ describe('ImageUrlSigner', () => {
   it('accepts its own URL until the second it expires, then refuses it as expired', () => {
     const clock = { now: T0 };
     const signer = signerAt(clock);
-    const image = signer.issue();
+    const image = issue(signer);
     const { file, expires, signature } = parts(signer.urlOf(image));
     assert.deepEqual(signer.check(file, expires, signature), {
       ok: true,
@@ -76,7 +81,7 @@ describe('ImageUrlSigner', () => {
 
   it('refuses any change to id, expiry or signature, and URLs signed with another key', () => {
     const signer = signerAt({ now: T0 });
-    const { file, expires = '', signature = '' } = parts(signer.urlOf(signer.issue()));
+    const { file, expires = '', signature = '' } = parts(signer.urlOf(issue(signer)));
     const otherId = `${newImageId()}.png`;
     const flip = (text: string, at: number) =>
       text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
@@ -108,7 +113,7 @@ describe('ImageUrlSigner', () => {
 
   it('calls malformed what is not an image name or lacks a numeric expiry', () => {
     const signer = signerAt({ now: T0 });
-    const { file, expires, signature } = parts(signer.urlOf(signer.issue()));
+    const { file, expires, signature } = parts(signer.urlOf(issue(signer)));
     const cases: [string, unknown][] = [
       [file.replace('.png', '.jpg'), expires],
       [file.slice(9), expires],
@@ -142,7 +147,7 @@ describe('ImageUrlSigner.checkUrl: is a whole URL one of ours', () => {
   it('checks our URLs and says any other is not ours', () => {
     const clock = { now: T0 };
     const signer = signerAt(clock);
-    const url = signer.urlOf(signer.issue());
+    const url = signer.urlOf(issue(signer));
     const checked = signer.checkUrl(url);
     assert.ok(checked?.ok);
     assert.equal(signer.checkUrl('https://elsewhere.example.com/images/x.png'), undefined);
