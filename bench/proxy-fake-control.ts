@@ -17,6 +17,8 @@ export interface FakeUpstream {
   lastBody(): Promise<{ bytes: number; receivedAt: number }>;
   /** The image served for re-hosting: a PNG of about `bytes` bytes; 0 for the small one. */
   setImageBytes(bytes: number): Promise<void>;
+  /** Generation calls waiting out the delay now, and those answered since the fake started. */
+  counts(): Promise<{ waiting: number; answered: number }>;
 }
 
 export async function startFakeUpstream(children: Children): Promise<FakeUpstream> {
@@ -41,6 +43,8 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
       if (response.status !== 204)
         throw new Error(`fake upstream: image not set (${response.status})`);
     },
+    counts: async () =>
+      (await (await fetch(`${url}/__counts`)).json()) as { waiting: number; answered: number },
     lastBody: async () =>
       (await (await fetch(`${url}/__last`)).json()) as { bytes: number; receivedAt: number },
   };

@@ -3,7 +3,8 @@
 // points back here) at once, or after the delay set with `POST /__delay?ms=N`; `GET /image.png`
 // serves that PNG for re-hosting, a small one unless `POST /__image?bytes=N` asked for one of about
 // N bytes (0: the small one again); `GET /__last` tells when the last POST body had arrived whole
-// and how large it was. It prints `{"port":N}` once it listens.
+// and how large it was; `GET /__counts` how many calls wait out the delay now and how many were
+// answered so far. It prints `{"port":N}` once it listens.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { greyPng, largestGreyPng } from './proxy-png.js';
@@ -15,6 +16,7 @@ let png = smallPng;
 
 let delayMs = 0;
 let answered = 0;
+let waiting = 0;
 let lastBody = { bytes: 0, receivedAt: 0 };
 
 const server = createServer((request, response) => {
@@ -25,6 +27,10 @@ const server = createServer((request, response) => {
   }
   if (request.method === 'GET' && request.url === '/__last') {
     sendJson(response, 200, lastBody);
+    return;
+  }
+  if (request.method === 'GET' && request.url === '/__counts') {
+    sendJson(response, 200, { waiting, answered });
     return;
   }
   if (request.method !== 'POST') {
@@ -44,8 +50,15 @@ const server = createServer((request, response) => {
       return;
     }
     lastBody = { bytes, receivedAt: Date.now() };
-    if (delayMs === 0) answer(response);
-    else setTimeout(() => answer(response), delayMs);
+    if (delayMs === 0) {
+      answer(response);
+      return;
+    }
+    waiting += 1;
+    setTimeout(() => {
+      waiting -= 1;
+      answer(response);
+    }, delayMs);
   });
 });
 
@@ -84,7 +97,10 @@ async function drain(request: IncomingMessage): Promise<number> {
 }
 
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
+// A proxy meeting a thousand callers opens a thousand connections here at once. Node's default
+// backlog (511) would drop some of their SYNs, each retried a second later: the fake's limit,
+// not the proxy's, in the crowd's p99. The kernel caps the backlog at net.core.somaxconn.
+server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
 });
 process.on('SIGTERM', () => process.exit(0));
