@@ -24,8 +24,11 @@ export interface AloneRow {
   errors: number;
 }
 
-/** Many callers held open by a slow upstream. */
+/** Many callers held open by a slow upstream, through one setup. */
 export interface CrowdResult {
+  setup: string;
+  /** Cold: the process's first crowd, which opens its connections to the upstream; warm: the next. */
+  run: 'cold' | 'warm';
   callers: number;
   upstreamDelayMs: number;
   seconds: number;
@@ -33,6 +36,8 @@ export interface CrowdResult {
   loadAverage: number;
   result: LoadResult;
   idleRssBytes: number;
+  /** The most RSS while nearly all callers waited and none was answered; undefined: never so. */
+  heldRssBytes: number | undefined;
   peakRssBytes: number;
 }
 
@@ -77,7 +82,7 @@ export interface ProxyReport {
   settings: string;
   loads: LoadRow[];
   alone: AloneRow[];
-  crowd: CrowdResult | string;
+  crowd: readonly CrowdResult[] | string;
   large: LargeResult | string;
   largeImage: LargeImageResult | string;
 }
@@ -151,22 +156,36 @@ function aloneRows(rows: readonly AloneRow[]): string[][] {
   ]);
 }
 
-function crowdTable(crowd: CrowdResult): string {
-  const growth = crowd.peakRssBytes - crowd.idleRssBytes;
+function crowdTable(crowd: readonly CrowdResult[]): string {
+  const first = crowd[0];
+  if (first === undefined) return 'crowd: no setup matched --rows';
+  const perCaller = (bytes: number | undefined, row: CrowdResult) =>
+    bytes === undefined ? '-' : figure((bytes - row.idleRssBytes) / row.callers / 1024, 1);
   return markdownTable(
-    [`${crowd.callers} callers, ${crowd.upstreamDelayMs} ms upstream, ${crowd.seconds} s`, 'value'],
     [
-      ['requests answered', String(crowd.result.requests)],
-      ['p50 ms', figure(crowd.result.p50Ms, 0)],
-      ['p99 ms', figure(crowd.result.p99Ms, 0)],
-      ['errors', String(crowd.result.errors)],
-      [
-        'RSS idle / peak, MiB',
-        `${figure(crowd.idleRssBytes / MIB, 0)} / ${figure(crowd.peakRssBytes / MIB, 0)}`,
-      ],
-      ['RSS growth per request in flight, KiB', figure(growth / crowd.callers / 1024, 0)],
-      ['load average as it started', figure(crowd.loadAverage, 1)],
+      `${first.callers} callers, ${first.upstreamDelayMs} ms upstream, ${first.seconds} s`,
+      'run',
+      'answered',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'RSS idle MiB',
+      'held KiB/caller',
+      'peak KiB/caller',
+      'load avg',
     ],
+    crowd.map((row) => [
+      row.setup,
+      row.run,
+      String(row.result.requests),
+      figure(row.result.p50Ms, 0),
+      figure(row.result.p99Ms, 0),
+      String(row.result.errors),
+      figure(row.idleRssBytes / MIB, 0),
+      perCaller(row.heldRssBytes, row),
+      perCaller(row.peakRssBytes, row),
+      figure(row.loadAverage, 1),
+    ]),
   );
 }
 

@@ -7,7 +7,8 @@
 //   PROXY_BENCH_SECONDS=N             seconds per load row, overriding either
 //   npm run bench -- proxy --only=largest,crowd   only those parts (compare, crowd, largest,
 //                                                 large-image)
-//   npm run bench -- proxy --rows=PostgreSQL      only the comparison's rows whose names contain it
+//   npm run bench -- proxy --rows=PostgreSQL      only the comparison's and the crowd's rows whose
+//                                                 names contain it
 import { spawnSync } from 'node:child_process';
 import { Agent } from 'node:http';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
@@ -56,6 +57,16 @@ const CROWD_CALLERS = 1000;
 const CROWD_UPSTREAM_MS = 2000;
 /** Enough for every caller of the crowd to be answered a few times. */
 const CROWD_SECONDS = Math.max(LOAD_SECONDS, 6);
+/** The crowd's rows: the gateway's two modes, and what plain proxies reach beside them. */
+const CROWD_SETUPS: readonly string[] = [
+  'fake upstream, direct',
+  'nginx proxy_pass (1 worker)',
+  'bare Node.js proxy (node:http + undici)',
+  'imagegate, pass_through_urls',
+  'imagegate default (re-hosts a small PNG)',
+];
+/** How often the crowd's memory and the callers waiting at the upstream are read. */
+const CROWD_SAMPLE_MS = 50;
 const LARGE_IMAGE_COUNT = 9;
 /** 20 MiB: the largest input image the gateway accepts. */
 const LARGE_IMAGE_BYTES = 20 * 1024 * 1024;
@@ -116,18 +127,23 @@ export default async function bench(): Promise<BenchRow[]> {
     await ensureBuilt();
     const fake = await startFakeUpstream(children);
     const comparing = ONLY.has('compare');
-    const nginx = comparing ? await startNginx(children, fake.port) : undefined;
-    const bareNode = comparing ? await startBareNodeProxy(children, fake.url) : undefined;
+    // The crowd measures the references too: what a plain proxy does with a thousand callers.
+    const referencing = comparing || ONLY.has('crowd');
+    const nginx = referencing ? await startNginx(children, fake.port) : undefined;
+    const bareNode = referencing ? await startBareNodeProxy(children, fake.url) : undefined;
     const shared = comparing ? await openSharedBackend() : undefined;
     try {
       const { loads, alone } = comparing
         ? await compare(wrk, setupsOf(children, fake, nginx, bareNode, shared?.env), fake)
         : { loads: [], alone: [] };
+      const crowdSetups = setupsOf(children, fake, nginx, bareNode, undefined).filter(
+        ({ name }) => CROWD_SETUPS.includes(name) && name.includes(ROWS),
+      );
       const crowd = !ONLY.has('crowd')
         ? 'crowd: not run (--only)'
         : wrk === undefined
           ? 'crowd: not measured, wrk is not installed'
-          : await crowdRun(wrk, children, fake);
+          : await crowdRuns(wrk, crowdSetups, fake);
       const large = ONLY.has('largest')
         ? await largestRequest(children, fake)
         : 'largest request: not run (--only)';
@@ -293,44 +309,98 @@ function timeAlone(target: Target) {
   return sequentialLatency(target.url, target.body, target.headers, ALONE_REQUESTS);
 }
 
+/** The crowd through each setup in turn, on a fresh process where the setup starts one. */
+async function crowdRuns(
+  wrk: string,
+  setups: readonly Setup[],
+  fake: FakeUpstream,
+): Promise<CrowdResult[]> {
+  const results: CrowdResult[] = [];
+  for (const setup of setups) results.push(...(await crowdRun(wrk, setup, fake)));
+  return results;
+}
+
 /**
- * A thousand callers at once on a fresh default gateway, the upstream taking 2 s: the latency they
- * see, and the memory each request in flight holds (peak RSS over idle, per caller).
+ * A thousand callers at once, the upstream taking 2 s, twice through one setup: cold, on a process
+ * that has only seen the 64 connections of the warm-up, so that its first wave also opens a
+ * thousand connections to the upstream; then warm, at once after, with those connections kept
+ * alive (callers connect anew either time). Reported: the latency the callers see, and the memory
+ * of the process answering them (the gateway, nginx's worker, the bare proxy; the fake itself when
+ * direct) over its RSS before the cold run, read two ways. Held: the most seen while nearly every
+ * caller waited at the upstream and none had been answered yet, what requests in flight keep.
+ * Peak: over the whole run, which adds the garbage of the waves answered so far until a
+ * collection takes it.
  */
-async function crowdRun(wrk: string, children: Children, fake: FakeUpstream): Promise<CrowdResult> {
+async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<CrowdResult[]> {
   process.stderr.write(
-    `proxy bench: ${CROWD_CALLERS} callers, upstream delay ${CROWD_UPSTREAM_MS} ms\n`,
+    `proxy bench: crowd of ${CROWD_CALLERS} through ${setup.name}, upstream delay ${CROWD_UPSTREAM_MS} ms\n`,
   );
-  const gateway = await startGateway(children, fake.url, DEFAULT);
-  const target: Target = {
-    url: `${gateway.url}${SYNC_PATH}`,
-    body: BODY,
-    headers: { ...JSON_HEADERS, authorization: gateway.authorization },
-    cpuPid: gateway.pid,
-    close: gateway.stop,
-  };
+  const target = await setup.open();
   try {
     await load(wrk, target, CONNECTIONS, WARMUP_SECONDS);
     await fake.setDelay(CROWD_UPSTREAM_MS);
     await sleep(1000);
-    const loadAverage = loadavg()[0] as number;
-    const idleRssBytes = rssBytes(gateway.pid);
-    const sampler = sampleRss(gateway.pid, 100);
-    const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
-    const peakRssBytes = sampler.stop();
-    return {
-      callers: CROWD_CALLERS,
-      upstreamDelayMs: CROWD_UPSTREAM_MS,
-      seconds: CROWD_SECONDS,
-      loadAverage,
-      result,
-      idleRssBytes,
-      peakRssBytes,
-    };
+    const idleRssBytes = rssBytes(target.cpuPid);
+    const results: CrowdResult[] = [];
+    for (const run of ['cold', 'warm'] as const) {
+      const loadAverage = loadavg()[0] as number;
+      const watch = watchCrowd(target.cpuPid, fake, (await fake.counts()).answered);
+      const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
+      const { heldRssBytes, peakRssBytes } = await watch.stop();
+      // wrk leaves the callers of its last wave waiting; the next run starts once they are done.
+      await untilNoneWaiting(fake);
+      results.push({
+        setup: setup.name,
+        run,
+        callers: CROWD_CALLERS,
+        upstreamDelayMs: CROWD_UPSTREAM_MS,
+        seconds: CROWD_SECONDS,
+        loadAverage,
+        result,
+        idleRssBytes,
+        heldRssBytes,
+        peakRssBytes,
+      });
+    }
+    return results;
   } finally {
     await fake.setDelay(0);
     await target.close();
   }
+}
+
+/** Waits until the fake holds no call, then a second for the proxy to finish with them. */
+async function untilNoneWaiting(fake: FakeUpstream): Promise<void> {
+  while ((await fake.counts()).waiting > 0) await sleep(CROWD_SAMPLE_MS);
+  await sleep(1000);
+}
+
+/**
+ * Reads `pid`'s RSS and the callers waiting at the fake every CROWD_SAMPLE_MS until stopped. A
+ * reading counts as held while at least 95% of the callers wait and the fake has answered none
+ * since `answeredBefore`.
+ */
+function watchCrowd(pid: number, fake: FakeUpstream, answeredBefore: number) {
+  let heldBytes: number | undefined;
+  let peakBytes = rssBytes(pid);
+  let stopped = false;
+  const reading = (async () => {
+    while (!stopped) {
+      const { waiting, answered } = await fake.counts();
+      const rss = rssBytes(pid);
+      peakBytes = Math.max(peakBytes, rss);
+      if (waiting >= 0.95 * CROWD_CALLERS && answered === answeredBefore)
+        heldBytes = Math.max(heldBytes ?? 0, rss);
+      await sleep(CROWD_SAMPLE_MS);
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await reading;
+      return { heldRssBytes: heldBytes, peakRssBytes: peakBytes };
+    },
+  };
 }
 
 /**
