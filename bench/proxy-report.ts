@@ -36,7 +36,10 @@ export interface CrowdResult {
   loadAverage: number;
   result: LoadResult;
   idleRssBytes: number;
-  /** The most RSS while nearly all callers waited and none was answered; undefined: never so. */
+  /**
+   * The most RSS while nearly all callers waited and none was answered; undefined: never so, or
+   * a warm run, which does not read it.
+   */
   heldRssBytes: number | undefined;
   peakRssBytes: number;
 }

@@ -326,8 +326,9 @@ async function crowdRuns(
  * thousand connections to the upstream; then warm, at once after, with those connections kept
  * alive (callers connect anew either time). Reported: the latency the callers see, and the memory
  * of the process answering them (the gateway, nginx's worker, the bare proxy; the fake itself when
- * direct) over its RSS before the cold run, read two ways. Held: the most seen while nearly every
- * caller waited at the upstream and none had been answered yet, what requests in flight keep.
+ * direct) over its RSS before the cold run, read two ways. Held (cold run only): the most seen
+ * while nearly every caller waited at the upstream and none had been answered yet, what requests
+ * in flight keep.
  * Peak: over the whole run, which adds the garbage of the waves answered so far until a
  * collection takes it.
  */
@@ -344,7 +345,7 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
     const results: CrowdResult[] = [];
     for (const run of ['cold', 'warm'] as const) {
       const loadAverage = loadavg()[0] as number;
-      const watch = watchCrowd(target.cpuPid, fake, (await fake.counts()).answered);
+      const watch = watchCrowd(target.cpuPid, fake, run === 'cold', (await fake.counts()).answered);
       const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
       const { heldRssBytes, peakRssBytes } = await watch.stop();
       // wrk leaves the callers of its last wave waiting; the next run starts once they are done.
@@ -376,11 +377,12 @@ async function untilNoneWaiting(fake: FakeUpstream): Promise<void> {
 }
 
 /**
- * Reads `pid`'s RSS and the callers waiting at the fake every CROWD_SAMPLE_MS until stopped. A
- * reading counts as held while at least 95% of the callers wait and the fake has answered none
- * since `answeredBefore`.
+ * Reads `pid`'s RSS and the callers waiting at the fake every CROWD_SAMPLE_MS until stopped. With
+ * `readsHeld`, a reading counts as held while at least 95% of the callers wait and the fake has
+ * answered none since `answeredBefore`. Only the cold run reads it: a warm run's RSS still holds
+ * what the cold run left for the collector, which is not what its own requests keep.
  */
-function watchCrowd(pid: number, fake: FakeUpstream, answeredBefore: number) {
+function watchCrowd(pid: number, fake: FakeUpstream, readsHeld: boolean, answeredBefore: number) {
   let heldBytes: number | undefined;
   let peakBytes = rssBytes(pid);
   let stopped = false;
@@ -389,7 +391,7 @@ function watchCrowd(pid: number, fake: FakeUpstream, answeredBefore: number) {
       const { waiting, answered } = await fake.counts();
       const rss = rssBytes(pid);
       peakBytes = Math.max(peakBytes, rss);
-      if (waiting >= 0.95 * CROWD_CALLERS && answered === answeredBefore)
+      if (readsHeld && waiting >= 0.95 * CROWD_CALLERS && answered === answeredBefore)
         heldBytes = Math.max(heldBytes ?? 0, rss);
       await sleep(CROWD_SAMPLE_MS);
     }
