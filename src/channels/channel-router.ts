@@ -30,7 +30,13 @@ export interface RouterDependencies {
   results: ResultStore;
   /** Longest a request may spend across all its attempts and failovers. */
   deadlineMs: number;
+  /** Wall-clock milliseconds, for deadlines and the circuit breakers. */
   now: () => number;
+  /**
+   * Milliseconds on a monotonic clock with sub-millisecond precision, for the durations the
+   * gateway reports (the upstream's, the queue's): `performance.now` unless a test sets one.
+   */
+  monotonicNow?: () => number;
   random: () => number;
   log: Log;
 }
@@ -42,10 +48,14 @@ export interface RouterDependencies {
  * the caller's 400; a request that may have been accepted is never sent again.
  */
 export class ChannelRouter implements Engine {
+  private readonly monotonicNow: () => number;
+
   constructor(
     readonly channels: readonly Channel[],
     private readonly dependencies: RouterDependencies,
-  ) {}
+  ) {
+    this.monotonicNow = dependencies.monotonicNow ?? (() => performance.now());
+  }
 
   status(): ChannelStatus[] {
     return this.channels.map(channelStatus);
@@ -71,7 +81,7 @@ export class ChannelRouter implements Engine {
         continue;
       }
 
-      const started = now();
+      const started = this.monotonicNow();
       const {
         result,
         limitMs,
@@ -79,7 +89,7 @@ export class ChannelRouter implements Engine {
       } = await this.attempt(channel, job, deadlineAt);
       queuedMs += attemptQueuedMs;
       // Time waiting for a turn in the gateway is the gateway's, not the upstream's.
-      const latencyMs = now() - started - attemptQueuedMs;
+      const latencyMs = this.monotonicNow() - started - attemptQueuedMs;
       lastTried = name;
       upstreamMs += latencyMs;
       if (result.ok) {
@@ -256,6 +266,7 @@ export class ChannelRouter implements Engine {
       channel.config.timeoutMs,
       deadlineAt,
       this.dependencies.now,
+      this.monotonicNow,
       job.signal,
     );
     channel.health.started();
@@ -294,6 +305,7 @@ class AttemptClock {
     private readonly timeoutMs: number,
     private readonly deadlineAt: number,
     private readonly now: () => number,
+    private readonly monotonicNow: () => number,
     /** The caller's signal, followed by the attempt's (AbortSignal.any costs far more per call). */
     private readonly caller: Cancellation,
   ) {
@@ -313,7 +325,7 @@ class AttemptClock {
 
   async stoppedDuring<T>(wait: () => Promise<T>): Promise<T> {
     this.stop();
-    const waitStarted = this.now();
+    const waitStarted = this.monotonicNow();
     const untilDeadline = this.deadlineAt - this.now();
     this.timer = setTimeout(
       () => this.expiry.abort(new Error('routing deadline reached while waiting for a turn')),
@@ -322,7 +334,7 @@ class AttemptClock {
     try {
       return await wait();
     } finally {
-      this.queuedMs += this.now() - waitStarted;
+      this.queuedMs += this.monotonicNow() - waitStarted;
       this.start();
     }
   }

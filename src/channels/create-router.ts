@@ -14,6 +14,8 @@ export interface CreateRouterOptions {
   results: ResultStore;
   log?: Log;
   now?: () => number;
+  /** The clock of the durations reported; `performance.now` by default. */
+  monotonicNow?: () => number;
   random?: () => number;
   createLocalEngine?: () => Engine<PngImage>;
   /** How the shared LocalEngine is sized, when the caller supplies none. */
@@ -36,6 +38,7 @@ export function createRouter(
       results: options.results,
       log: options.log ?? silentLog,
       now: options.now ?? Date.now,
+      monotonicNow: options.monotonicNow ?? (() => performance.now()),
       random: options.random ?? Math.random,
       ...localEngineDependencies(options.createLocalEngine, options.localEngine),
     },

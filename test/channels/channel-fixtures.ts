@@ -95,6 +95,7 @@ export function routerFor(
     storage: ResultStorage;
     deadlineMs?: number;
     now?: () => number;
+    monotonicNow?: () => number;
     random?: () => number;
     localEngine?: () => Engine<PngImage>;
   },
@@ -104,6 +105,7 @@ export function routerFor(
     {
       results: options.storage.results,
       ...(options.now === undefined ? {} : { now: options.now }),
+      ...(options.monotonicNow === undefined ? {} : { monotonicNow: options.monotonicNow }),
       ...(options.random === undefined ? {} : { random: options.random }),
       ...(options.localEngine === undefined ? {} : { createLocalEngine: options.localEngine }),
     },

@@ -88,6 +88,18 @@ describe('the channel router', () => {
     assert.deepEqual([submissions(primary), submissions(backup)], [1, 0]);
   });
 
+  it('reports the upstream time to a fraction of a millisecond, from a monotonic clock', async () => {
+    // A wall clock that stands still, and a monotonic one 0.375 ms later at the attempt's end.
+    const monotonic = [1_000.125, 1_000.5];
+    const engine = router(channels([ds(primary, 'ds-primary')]), {
+      now: () => 1_700_000_000_000,
+      monotonicNow: () => monotonic.shift() ?? Number.NaN,
+    });
+    const output = await engine.generate(jobFor(requestBody(MODEL_A)));
+    assert.equal(output.upstreamLatencyMs, 0.375);
+    assert.deepEqual(monotonic, [], 'read once as the attempt starts and once as it ends');
+  });
+
   it('fails over to the next channel on 5xx, 429, 200-with-error and refused connections', async () => {
     const engine = router(
       channels([ds(primary, 'ds-primary'), ds(backup, 'ds-backup', { priority: 1 })]),
