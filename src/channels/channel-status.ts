@@ -32,6 +32,7 @@ export interface ChannelStatus {
     failures: number;
     inFlight: number;
     lastSuccessAt: string | undefined;
+    /** To a tenth of a millisecond. */
     lastLatencyMs: number | undefined;
     lastFailure: { at: string; detail: string } | undefined;
   };
@@ -78,7 +79,8 @@ export function channelStatus(channel: Channel): ChannelStatus {
       failures: health.failures,
       inFlight: health.inFlight,
       lastSuccessAt: iso(health.lastSuccessAt),
-      lastLatencyMs: health.lastLatencyMs,
+      lastLatencyMs:
+        health.lastLatencyMs === undefined ? undefined : Math.round(health.lastLatencyMs * 10) / 10,
       lastFailure:
         health.lastFailure === undefined
           ? undefined

@@ -98,6 +98,7 @@ describe('the channel router', () => {
     const output = await engine.generate(jobFor(requestBody(MODEL_A)));
     assert.equal(output.upstreamLatencyMs, 0.375);
     assert.deepEqual(monotonic, [], 'read once as the attempt starts and once as it ends');
+    assert.equal(engine.status()[0]?.stats.lastLatencyMs, 0.4, 'shown to a tenth of a millisecond');
   });
 
   it('fails over to the next channel on 5xx, 429, 200-with-error and refused connections', async () => {
