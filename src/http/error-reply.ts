@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors/error-table.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
@@ -60,12 +61,20 @@ export function sendError(
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   for (const [name, value] of Object.entries(shape.headers?.(error) ?? {}))
     reply.header(name, value);
-  // Refused before its body arrived: close rather than wait for (or drain) the rest of it.
-  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  // Refused before its body arrived: close rather than wait for (or drain) the rest of it. A
+  // request without a body has nothing more to arrive, and its caller keeps the connection.
+  if (!reply.request.raw.complete && carriesBody(reply.request.raw))
+    reply.header('connection', 'close');
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
     .send(shape.body(error, reply.request.id));
+}
+
+/** Whether the request declares a body: a length above 0, or chunks of unknown length. */
+function carriesBody(request: IncomingMessage): boolean {
+  const { headers } = request;
+  return headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
 }
 
 /** The error table's entry for anything a handler or hook threw; unexpected errors are logged. */

@@ -135,6 +135,30 @@ describe('a bad day at the front door', () => {
     assert.equal(refused.closedByServer, true);
   });
 
+  it('keeps the connection of a refused request that has no body to wait for', async (t) => {
+    const { port } = await listening(t);
+    const exchanges = [
+      'GET /no/such/route HTTP/1.1\r\nHost: x\r\n\r\n',
+      `GET ${GENERATION_URL} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `POST ${GENERATION_URL} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n`,
+    ];
+    const answers = await Promise.all(
+      exchanges.map((head) => rawExchange(port, head, { waitForCloseMs: 300 })),
+    );
+    assert.deepEqual(
+      answers.map(({ status, headers, closedByServer }) => [
+        status,
+        headers.connection,
+        closedByServer,
+      ]),
+      [
+        [404, 'keep-alive', false],
+        [405, 'keep-alive', false],
+        [401, 'keep-alive', false],
+      ],
+    );
+  });
+
   it('answers a request that arrives too slowly with 408 RequestTimeout and closes it', async (t) => {
     const { gateway, port } = await listening(t, { IMAGEGATE_REQUEST_TIMEOUT_MS: '1000' });
     const { authorization } = await gateway.token();
