@@ -7,6 +7,14 @@ import { bodyErrors } from './body-errors.js';
 
 /** A database outage is usually a restart or a fail-over: seconds, not minutes. */
 const DATABASE_RETRY_AFTER_S = 2;
+/**
+ * A refused request's body of at most this many bytes is read and dropped, so that its caller
+ * keeps the connection (a rate-limited caller would otherwise reconnect for every 429); a larger
+ * one is never waited for.
+ */
+const DRAINED_BODY_MAX_BYTES = 64 * 1024;
+/** How long the rest of such a body may take; a caller that does not send it loses the connection. */
+const DRAIN_WAIT_MS = 1000;
 
 /** Fastify's own request errors, translated into the gateway's error table. */
 function fromFastifyError(error: FastifyError): GatewayError | undefined {
@@ -61,20 +69,33 @@ export function sendError(
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   for (const [name, value] of Object.entries(shape.headers?.(error) ?? {}))
     reply.header(name, value);
-  // Refused before its body arrived: close rather than wait for (or drain) the rest of it. A
-  // request without a body has nothing more to arrive, and its caller keeps the connection.
-  if (!reply.request.raw.complete && carriesBody(reply.request.raw))
-    reply.header('connection', 'close');
+  // Refused before its body arrived: a small body is read and dropped (Node does it once the
+  // answer is sent), within a short wait; a large one is not waited for.
+  const request = reply.request.raw;
+  if (!request.complete) {
+    const declared = declaredBodyBytes(request);
+    if (declared > DRAINED_BODY_MAX_BYTES) reply.header('connection', 'close');
+    else if (declared > 0) closeUnlessCompleteWithin(request, DRAIN_WAIT_MS);
+  }
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
     .send(shape.body(error, reply.request.id));
 }
 
-/** Whether the request declares a body: a length above 0, or chunks of unknown length. */
-function carriesBody(request: IncomingMessage): boolean {
+/** The body's declared length; chunks of unknown length count as unbounded. */
+function declaredBodyBytes(request: IncomingMessage): number {
   const { headers } = request;
-  return headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+  if (headers['transfer-encoding'] !== undefined) return Number.POSITIVE_INFINITY;
+  return Number(headers['content-length'] ?? 0);
+}
+
+function closeUnlessCompleteWithin(request: IncomingMessage, ms: number): void {
+  const timer = setTimeout(() => {
+    if (!request.complete) request.socket.destroy();
+  }, ms);
+  timer.unref();
+  request.once('close', () => clearTimeout(timer));
 }
 
 /** The error table's entry for anything a handler or hook threw; unexpected errors are logged. */

@@ -17,6 +17,35 @@ async function listening(t: TestContext, env: Record<string, string> = {}) {
 
 const BODY = JSON.stringify(modelABody());
 
+/**
+ * Writes `requests` at once on one connection and reads the answers, each as [status,
+ * Connection header], until the server closes the connection or stays silent for half a second.
+ */
+async function pipelined(port: number, requests: readonly string[]): Promise<[number, string][]> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  socket.write(requests.join(''));
+  let text = '';
+  await new Promise<void>((resolve) => {
+    let quiet = setTimeout(resolve, 500);
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      clearTimeout(quiet);
+      quiet = setTimeout(resolve, 500);
+    });
+    socket.on('close', () => {
+      clearTimeout(quiet);
+      resolve();
+    });
+  });
+  socket.destroy();
+  return [...text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)].map((match) => [
+    Number(match[1]),
+    /^connection: *(.+)$/im.exec(match[2] ?? '')?.[1]?.trim() ?? '',
+  ]);
+}
+
 /** Starts a request that the fake engine holds until `release` is called. */
 async function heldRequest(t: TestContext, gateway: BillingGateway, port: number, auth: string) {
   const held = gate();
@@ -157,6 +186,32 @@ describe('a bad day at the front door', () => {
         [401, 'keep-alive', false],
       ],
     );
+  });
+
+  it('reads and drops the small body of a refused request, and serves the next one on its connection', async (t) => {
+    const { port } = await listening(t);
+    const refused = `${generationHead(GENERATION_URL, 'Bearer not-a-token', Buffer.byteLength(BODY))}${BODY}`;
+    const answers = await pipelined(port, [refused, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n']);
+    assert.deepEqual(answers, [
+      [401, 'keep-alive'],
+      [200, 'keep-alive'],
+    ]);
+  });
+
+  it('closes the connection of a refused request whose small body does not come', async (t) => {
+    const { port } = await listening(t);
+    const started = Date.now();
+    const refused = await rawExchange(
+      port,
+      generationHead(GENERATION_URL, 'Bearer not-a-token', 1000),
+      {
+        waitForCloseMs: 10_000,
+      },
+    );
+    assert.equal(refused.status, 401);
+    assert.equal(refused.closedByServer, true);
+    const ms = Date.now() - started;
+    assert.ok(ms < 3000, `closed after ${ms} ms, not at the request time-out`);
   });
 
   it('answers a request that arrives too slowly with 408 RequestTimeout and closes it', async (t) => {

@@ -68,7 +68,7 @@ for (const [backend, targetFor] of BACKENDS) {
         const head = generationHead(GENERATION_URL, authorization, Buffer.byteLength(BODY), {
           'X-Request-Id': requestId,
         }).replace(/\r\n\r\n$/, `\r\n${header}\r\n\r\n`);
-        const answer = await rawExchange(port, head);
+        const answer = await rawExchange(port, head, { waitForCloseMs: 3000 });
         assert.equal(answer.status, 400, requestId);
         assert.deepEqual(JSON.parse(answer.body), {
           code: 'InvalidParameter',
@@ -76,7 +76,10 @@ for (const [backend, targetFor] of BACKENDS) {
             'X-DashScope-WorkSpace: must be one header of at most 64 printable ASCII characters',
           request_id: requestId,
         });
-        assert.ok(answer.closedByServer, `${requestId}: the unread body is not waited for`);
+        assert.ok(
+          answer.closedByServer,
+          `${requestId}: the unsent body is waited for a second at most`,
+        );
         const row = await rowOf(gateway, requestId);
         assert.equal(row.status, 400);
         assert.equal(row.errorCode, 'InvalidParameter');
