@@ -159,11 +159,16 @@ function aloneRows(rows: readonly AloneRow[]): string[][] {
   ]);
 }
 
+/** RSS over the crowd's idle baseline, per caller, in KiB. */
+function perCallerKiB(bytes: number, row: CrowdResult): number {
+  return (bytes - row.idleRssBytes) / row.callers / 1024;
+}
+
 function crowdTable(crowd: readonly CrowdResult[]): string {
   const first = crowd[0];
   if (first === undefined) return 'crowd: no setup matched --rows';
   const perCaller = (bytes: number | undefined, row: CrowdResult) =>
-    bytes === undefined ? '-' : figure((bytes - row.idleRssBytes) / row.callers / 1024, 1);
+    bytes === undefined ? '-' : figure(perCallerKiB(bytes, row), 1);
   return markdownTable(
     [
       `${first.callers} callers, ${first.upstreamDelayMs} ms upstream, ${first.seconds} s`,
@@ -270,6 +275,12 @@ export function headlineRows(report: ProxyReport): BenchRow[] {
       value: row.medianMs - direct,
       unit: 'ms' as const,
       note: 'median over direct',
+    })),
+    ...(typeof report.crowd === 'string' ? [] : report.crowd).map((row) => ({
+      name: `proxy: ${row.callers} callers, ${row.run}, ${row.setup}`,
+      value: row.result.p50Ms,
+      unit: 'ms' as const,
+      note: `p50 at ${row.upstreamDelayMs} ms upstream; p99 ${figure(row.result.p99Ms, 0)} ms; ${row.result.errors} errors; peak ${figure(perCallerKiB(row.peakRssBytes, row), 1)} KiB/caller`,
     })),
   ];
 }
