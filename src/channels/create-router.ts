@@ -14,7 +14,7 @@ export interface CreateRouterOptions {
   results: ResultStore;
   log?: Log;
   now?: () => number;
-  /** The clock of the durations reported; `performance.now` by default. */
+  /** The clock of the durations reported; the router's default (`performance.now`) otherwise. */
   monotonicNow?: () => number;
   random?: () => number;
   createLocalEngine?: () => Engine<PngImage>;
@@ -38,9 +38,9 @@ export function createRouter(
       results: options.results,
       log: options.log ?? silentLog,
       now: options.now ?? Date.now,
-      monotonicNow: options.monotonicNow ?? (() => performance.now()),
       random: options.random ?? Math.random,
       ...localEngineDependencies(options.createLocalEngine, options.localEngine),
+      ...(options.monotonicNow === undefined ? {} : { monotonicNow: options.monotonicNow }),
     },
   );
 }
