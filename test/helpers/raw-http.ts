@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 
 /** An answer read off a raw socket, and whether the server closed the connection after it. */
@@ -62,6 +63,38 @@ export function rawExchange(
     });
     socket.on('close', () => finish(true));
   });
+}
+
+/**
+ * Writes `requests` at once on one connection and reads the answers, each as [status,
+ * Connection header], until the server closes the connection or stays silent for half a second.
+ */
+export async function pipelinedExchange(
+  port: number,
+  requests: readonly string[],
+): Promise<[number, string][]> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  socket.write(requests.join(''));
+  let text = '';
+  await new Promise<void>((resolve) => {
+    let quiet = setTimeout(resolve, 500);
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      clearTimeout(quiet);
+      quiet = setTimeout(resolve, 500);
+    });
+    socket.on('close', () => {
+      clearTimeout(quiet);
+      resolve();
+    });
+  });
+  socket.destroy();
+  return [...text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)].map((match) => [
+    Number(match[1]),
+    /^connection: *(.+)$/im.exec(match[2] ?? '')?.[1]?.trim() ?? '',
+  ]);
 }
 
 function parse(bytes: Buffer, started: number): Omit<RawAnswer, 'closedByServer'> | undefined {

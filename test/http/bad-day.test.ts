@@ -4,7 +4,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { type BillingGateway, gate, startBillingGateway } from '../helpers/billing-gateway.js';
 import { engineStarted } from '../helpers/engine-started.js';
-import { generationHead, rawExchange } from '../helpers/raw-http.js';
+import { generationHead, pipelinedExchange, rawExchange } from '../helpers/raw-http.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 
 async function listening(t: TestContext, env: Record<string, string> = {}) {
@@ -16,35 +16,6 @@ async function listening(t: TestContext, env: Record<string, string> = {}) {
 }
 
 const BODY = JSON.stringify(modelABody());
-
-/**
- * Writes `requests` at once on one connection and reads the answers, each as [status,
- * Connection header], until the server closes the connection or stays silent for half a second.
- */
-async function pipelined(port: number, requests: readonly string[]): Promise<[number, string][]> {
-  const socket = connect(port, '127.0.0.1');
-  socket.on('error', () => undefined);
-  await once(socket, 'connect');
-  socket.write(requests.join(''));
-  let text = '';
-  await new Promise<void>((resolve) => {
-    let quiet = setTimeout(resolve, 500);
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-      clearTimeout(quiet);
-      quiet = setTimeout(resolve, 500);
-    });
-    socket.on('close', () => {
-      clearTimeout(quiet);
-      resolve();
-    });
-  });
-  socket.destroy();
-  return [...text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)].map((match) => [
-    Number(match[1]),
-    /^connection: *(.+)$/im.exec(match[2] ?? '')?.[1]?.trim() ?? '',
-  ]);
-}
 
 /** Starts a request that the fake engine holds until `release` is called. */
 async function heldRequest(t: TestContext, gateway: BillingGateway, port: number, auth: string) {
@@ -191,7 +162,10 @@ describe('a bad day at the front door', () => {
   it('reads and drops the small body of a refused request, and serves the next one on its connection', async (t) => {
     const { port } = await listening(t);
     const refused = `${generationHead(GENERATION_URL, 'Bearer not-a-token', Buffer.byteLength(BODY))}${BODY}`;
-    const answers = await pipelined(port, [refused, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n']);
+    const answers = await pipelinedExchange(port, [
+      refused,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+    ]);
     assert.deepEqual(answers, [
       [401, 'keep-alive'],
       [200, 'keep-alive'],
