@@ -24,6 +24,11 @@ export interface Load {
   headers: Record<string, string>;
   connections: number;
   seconds: number;
+  /**
+   * Each request carries an `X-Request-Id` of the caller's own, a random UUID, as a proxy in
+   * front of the gateway (Envoy, an ingress) often sets one.
+   */
+  randomRequestIds?: boolean;
 }
 
 export interface LoadResult {
@@ -71,9 +76,22 @@ function luaScript(load: Load): string {
       // The spaces matter: `[[` would open a long string.
       ([name, value]) => `wrk.headers[ ${long(name)} ] = ${long(value)}`,
     ),
+    ...(load.randomRequestIds === true ? RANDOM_REQUEST_ID : []),
     '',
   ].join('\n');
 }
+
+/** A version 4 UUID per request, as `X-Request-Id`; each wrk thread seeds its own generator. */
+const RANDOM_REQUEST_ID = [
+  'local seeded = false',
+  'function request()',
+  '  if not seeded then math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); seeded = true end',
+  '  local hex = function(digits) return string.format("%0" .. digits .. "x", math.random(0, 16 ^ digits - 1)) end',
+  '  wrk.headers["X-Request-Id"] = hex(8) .. "-" .. hex(4) .. "-4" .. hex(3) .. "-" ..',
+  '    string.format("%x", math.random(8, 11)) .. hex(3) .. "-" .. hex(6) .. hex(6)',
+  '  return wrk.format()',
+  'end',
+];
 
 const TO_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

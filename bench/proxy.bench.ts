@@ -104,6 +104,8 @@ interface Target {
   headers: Record<string, string>;
   /** The process doing the proxying (the fake itself when called directly). */
   cpuPid: number;
+  /** Callers send random request ids of their own (`Load.randomRequestIds`). */
+  randomRequestIds?: boolean;
   close(): Promise<void>;
 }
 
@@ -214,6 +216,7 @@ function setupsOf(
     timedAlone: boolean,
     setup: GatewaySetup,
     route: Route = DASHSCOPE_ROUTE,
+    randomRequestIds = false,
   ): Setup => ({
     name,
     timedAlone,
@@ -224,6 +227,7 @@ function setupsOf(
         body: route.body,
         headers: { ...JSON_HEADERS, authorization: running.authorization },
         cpuPid: running.pid,
+        randomRequestIds,
         close: running.stop,
       };
     },
@@ -250,6 +254,13 @@ function setupsOf(
       : [fixed('bare Node.js proxy (node:http + undici)', bareNode.url, bareNode.pid)]),
     gateway('imagegate, pass_through_urls', true, PASS_THROUGH),
     gateway('imagegate, pass_through_urls, OpenAI route', false, PASS_THROUGH, OPENAI_ROUTE),
+    gateway(
+      "imagegate, pass_through_urls, callers' random X-Request-Id",
+      false,
+      PASS_THROUGH,
+      DASHSCOPE_ROUTE,
+      true,
+    ),
     gateway('imagegate default (re-hosts a small PNG)', true, DEFAULT),
     gateway('imagegate default, log level info', false, { ...DEFAULT, logLevel: 'info' }),
     ...(sharedEnv === undefined
@@ -276,6 +287,7 @@ function load(wrk: string, target: Target, connections: number, seconds: number)
     headers: target.headers,
     connections,
     seconds,
+    randomRequestIds: target.randomRequestIds === true,
   });
 }
 
