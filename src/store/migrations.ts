@@ -5,6 +5,7 @@ import { workspaceAndFrontDoorMigration } from './migration-0004-workspace-and-f
 import { tasksMigration } from './migration-0005-tasks.js';
 import { incrementalBillingMigration } from './migration-0006-incremental-billing.js';
 import { taskContextMigration } from './migration-0007-task-context.js';
+import { ledgerRequestIdIndexMigration } from './migration-0008-ledger-request-id-index.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_tasks': tasksMigration,
   '0006_incremental_billing': incrementalBillingMigration,
   '0007_task_context': taskContextMigration,
+  '0008_ledger_request_id_index': ledgerRequestIdIndexMigration,
 };
 
 const provider: MigrationProvider = {

@@ -32,6 +32,12 @@ for (const [backend, targetFor] of BACKENDS) {
       if (target === undefined) return;
       // A database as the previous release left it: migrated up to 0003, with a row in it.
       const before = await openDatabase(target);
+      await sql`create index usage_ledger_request_id on usage_ledger (request_id)`.execute(
+        before.db,
+      );
+      await sql`delete from kysely_migration where name = '0008_ledger_request_id_index'`.execute(
+        before.db,
+      );
       await sql`delete from kysely_migration where name = '0007_task_context'`.execute(before.db);
       await sql`alter table quota_reservations drop column images_billed`.execute(before.db);
       await sql`delete from kysely_migration where name = '0006_incremental_billing'`.execute(
