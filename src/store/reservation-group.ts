@@ -20,44 +20,61 @@ const insertReservations = statementsByCount(
 );
 
 /**
- * PostgreSQL only (SQLite has no data-modifying WITH): holds the images of a group whose members
- * all reserve against one token, and records their reservations, in one statement when they fit
- * together. One round trip, atomic as any statement, instead of BEGIN, UPDATE, INSERT and COMMIT.
- * The UPDATE runs whether or not the INSERT reads it; the INSERT adds rows only if it held.
+ * PostgreSQL only (SQLite has no data-modifying WITH): holds the images of a group against the
+ * quotas of its members' tokens and records their reservations, in one statement when every
+ * token has room for its members together. One round trip, atomic as any statement, instead of
+ * BEGIN, an UPDATE per token, INSERT and COMMIT. The tokens' rows are locked first, in the order
+ * of their ids (`locked`, which the UPDATE reads whole before it changes a row), so that two nodes
+ * never lock the tokens they share in opposite orders; they are found through the primary key,
+ * never by a scan of every token. The last line divides by zero, undoing all of it, when a token
+ * had no room.
  */
 const holdAndRecord = statementsByCount(
   (count) =>
-    `with held as (
-       update tokens set images_reserved = images_reserved + ?
-       where id = ? and (image_quota is null or images_used + images_reserved + ? <= image_quota)
-       returning id)
-     insert into quota_reservations (id, token_id, images, created_at, expires_at, ledger_row)
-     select id, token_id, images, created_at, expires_at, ledger_row
-     from (values ${Array.from({ length: count }, () => '(?::varchar, ?::varchar, ?::integer, ?::bigint, ?::bigint, ?::text)').join(', ')})
-       as reserved (id, token_id, images, created_at, expires_at, ledger_row)
-     where exists (select 1 from held)`,
+    `with holds as (
+       select token_id, images from jsonb_to_recordset(?::jsonb) as hold (token_id varchar, images integer)),
+     locked as materialized (
+       select id from tokens where id = any(array(select token_id from holds)) order by id for update),
+     held as (
+       update tokens set images_reserved = images_reserved + holds.images
+       from holds join locked on locked.id = holds.token_id
+       where tokens.id = locked.id
+         and (image_quota is null or images_used + images_reserved + holds.images <= image_quota)
+       returning tokens.id),
+     recorded as (
+       insert into quota_reservations (id, token_id, images, created_at, expires_at, ledger_row)
+       select id, token_id, images, created_at, expires_at, ledger_row
+       from (values ${Array.from({ length: count }, () => '(?::varchar, ?::varchar, ?::integer, ?::bigint, ?::bigint, ?::text)').join(', ')})
+         as reserved (id, token_id, images, created_at, expires_at, ledger_row))
+     select 1 / ((select count(*) from held) = ?::integer)::integer as whole`,
 );
 
 /**
  * `members` all held at once, outside any transaction, by one statement on PostgreSQL; undefined
- * when that does not apply (several tokens in the group) or they do not all fit, and the group
- * must go through `reserveTogether`, which tries them one by one. Nothing is held then.
+ * when they do not all fit, and the group must go through `reserveTogether`, which tries them
+ * one by one. Nothing is held then.
  */
 export async function reserveAtOnce(
   runner: StatementRunner,
   members: readonly PendingReservation[],
 ): Promise<boolean[] | undefined> {
-  const tokenId = members[0]?.request.tokenId;
-  if (tokenId === undefined || members.some((member) => member.request.tokenId !== tokenId))
-    return undefined;
-  const total = members.reduce((sum, member) => sum + member.request.images, 0);
-  const recorded = await runner.run(holdAndRecord(members.length), [
-    total,
-    tokenId,
-    total,
-    ...reservationParameters(members),
-  ]);
-  return recorded === members.length ? members.map(() => true) : undefined;
+  if (members.length === 0) return [];
+  const imagesByToken = new Map<string, number>();
+  for (const { request } of members)
+    imagesByToken.set(request.tokenId, (imagesByToken.get(request.tokenId) ?? 0) + request.images);
+  const holds = [...imagesByToken].map(([tokenId, images]) => ({ token_id: tokenId, images }));
+  try {
+    await runner.rows(holdAndRecord(members.length), [
+      JSON.stringify(holds),
+      ...reservationParameters(members),
+      holds.length,
+    ]);
+  } catch (error) {
+    // division_by_zero: a token had no room for its members together.
+    if ((error as { code?: unknown }).code === '22012') return undefined;
+    throw error;
+  }
+  return members.map(() => true);
 }
 
 /**

@@ -43,9 +43,12 @@ const chargeToken = new Statement(
 );
 
 /**
- * PostgreSQL only: frees the reservations, charges the token and writes the rows of a group in
+ * PostgreSQL only: frees the reservations, charges their tokens and writes the rows of a group in
  * one statement. The data-modifying WITH runs as one transaction of its own; its last line
- * divides by zero, undoing all of it, when a reservation was already gone.
+ * divides by zero, undoing all of it, when a reservation was already gone. The tokens' rows are
+ * locked first, in the order of their ids (`locked`, which the UPDATE reads whole before it
+ * changes a row), so that two nodes never lock the tokens they share in opposite orders; they are
+ * found through the primary key, never by a scan of every token.
  */
 const freeChargeAndRecord = statementsByCount(
   (rows) =>
@@ -53,11 +56,19 @@ const freeChargeAndRecord = statementsByCount(
        delete from quota_reservations where id in (
          select id from quota_reservations where id in (select jsonb_array_elements_text(?::jsonb))
          for update nowait)
-       returning images),
+       returning token_id, images),
+     charges as (
+       select token_id, billed from jsonb_to_recordset(?::jsonb) as charge (token_id varchar, billed integer)),
+     locked as materialized (
+       select id from tokens where id = any(array(select token_id from charges)) order by id for update),
      charged as (
-       update tokens set images_reserved = images_reserved - (select coalesce(sum(images), 0) from dropped),
-         images_used = images_used + ?::integer
-       where id = ?::varchar and (?::integer > 0 or exists (select 1 from dropped))),
+       update tokens set
+         images_reserved = images_reserved
+           - coalesce((select sum(images) from dropped where dropped.token_id = tokens.id), 0),
+         images_used = images_used + charges.billed
+       from charges join locked on locked.id = charges.token_id
+       where tokens.id = locked.id
+         and (charges.billed > 0 or exists (select 1 from dropped where dropped.token_id = tokens.id))),
      recorded as (${upsertLedgerText(rows)})
      select 1 / ((select count(*) from dropped) = ?::integer)::integer as whole`,
 );
@@ -75,9 +86,9 @@ function handsOver(error: unknown): boolean {
 
 /**
  * `members` settled by one statement, outside any transaction, on PostgreSQL: one round trip
- * instead of five. Applies when the members charge one token at most, hold no Idempotency-Key
- * and every reservation is still there and free to take; undefined otherwise, with nothing
- * changed, and the group goes through `settleTogether`.
+ * instead of four and one more per token. Applies when the members hold no Idempotency-Key and
+ * every reservation is still there and free to take; undefined otherwise, with nothing changed,
+ * and the group goes through `settleTogether`.
  *
  * A caller's presence is read before the statement is sent, as the transaction reads it before
  * charging. NOWAIT keeps the statement from waiting on a reservation's lock, which a caller may
@@ -87,29 +98,30 @@ export async function settleAtOnce(
   runner: StatementRunner,
   members: readonly PendingSettlement[],
 ): Promise<SettlementOutcome[] | undefined> {
-  let tokenId: string | undefined;
+  const billedByToken = new Map<string, number>();
   for (const member of members) {
     if (member.fence.idempotency !== undefined) return undefined;
-    if (member.tokenId === undefined) continue;
-    if (tokenId !== undefined && member.tokenId !== tokenId) return undefined;
-    tokenId = member.tokenId;
+    if (member.tokenId !== undefined) billedByToken.set(member.tokenId, 0);
+    // A reservation is charged back to its member's token; without one, the transaction judges.
+    else if (member.fence.reservationId !== undefined) return undefined;
   }
   const reservationIds = reservationIdsOf(members);
   const outcomes = members.map((member): SettlementOutcome =>
     member.fence.callerPresent() ? 'billed' : 'caller-gone',
   );
   const rows = members.map((member, index) => member.rowFor(outcomes[index] ?? 'caller-gone'));
-  let billed = 0;
   members.forEach((member, index) => {
     if (outcomes[index] === 'billed' && member.tokenId !== undefined)
-      billed += newlyBilled(member, rows[index]);
+      billedByToken.set(
+        member.tokenId,
+        (billedByToken.get(member.tokenId) ?? 0) + newlyBilled(member, rows[index]),
+      );
   });
+  const charges = [...billedByToken].map(([tokenId, billed]) => ({ token_id: tokenId, billed }));
   try {
     await runner.rows(freeChargeAndRecord(rows.length), [
       JSON.stringify(reservationIds),
-      billed,
-      tokenId ?? null,
-      billed,
+      JSON.stringify(charges),
       ...ledgerParameters(rows),
       reservationIds.length,
     ]);

@@ -555,14 +555,15 @@ for (const [backend, targetFor] of BACKENDS) {
       });
 
     if (backend === 'PostgreSQL')
-      it('settles a group of several tokens, or with an Idempotency-Key, in a transaction', async (t) => {
+      it('settles a group of several tokens in one statement, and one with an Idempotency-Key in a transaction', async (t) => {
         const set = await setUp(t, 10);
         if (set === undefined) return;
         const { first, tokenId, held, quota } = set;
         const otherToken = await insertToken(first);
-        await reserveAll(first, tokenId, { mine: 1, keyed: 1 });
-        await reserveAll(first, otherToken, { theirs: 1 });
-        const settle = (token: string, reservationId: string, keyed = false) =>
+        await new SqlTokenLimitsStore(first.db).update(otherToken, { imageQuota: 10 });
+        await reserveAll(first, tokenId, { mine: 2, keyed: 1 });
+        await reserveAll(first, otherToken, { theirs: 3, gone: 1 });
+        const settle = (token: string, reservationId: string, rowId: string, keyed = false) =>
           quota.settle(
             token,
             {
@@ -570,21 +571,73 @@ for (const [backend, targetFor] of BACKENDS) {
               idempotency: keyed
                 ? { scope: token, key: 'k', owner: 'o', requestId: 'r', result: '{}' }
                 : undefined,
-              callerPresent: () => true,
+              callerPresent: () => reservationId !== 'gone',
             },
-            rowFor(token, randomUUID(), 1),
+            rowFor(token, rowId, reservationId === 'mine' ? 2 : reservationId === 'theirs' ? 3 : 1),
           );
-        const twoTokens = Promise.all([settle(tokenId, 'mine'), settle(otherToken, 'theirs')]);
-        await held.waitingFor(1);
-        held.commitNext();
-        assert.deepEqual(await twoTokens, ['billed', 'billed']);
-        assert.equal(held.transactions(), 1);
+        const ids = { mine: randomUUID(), theirs: randomUUID(), gone: randomUUID() };
+        assert.deepEqual(
+          await Promise.all([
+            settle(tokenId, 'mine', ids.mine),
+            settle(otherToken, 'theirs', ids.theirs),
+            settle(otherToken, 'gone', ids.gone),
+          ]),
+          ['billed', 'billed', 'caller-gone'],
+        );
+        assert.equal(held.transactions(), 0, 'one statement, no transaction');
+        // Each token is charged what its own members billed and freed what they held.
+        assert.deepEqual(await standing(first, tokenId), { used: 2, reserved: 1 });
+        assert.deepEqual(await standing(first, otherToken), { used: 3, reserved: 0 });
+        assert.deepEqual(await billing(first, ids), [
+          [200, 2],
+          [200, 3],
+          [503, 0],
+        ]);
         // A key that is not claimed is no longer this request's: lease-lost, as in a transaction.
-        const keyed = settle(tokenId, 'keyed', true);
+        const keyed = settle(tokenId, 'keyed', randomUUID(), true);
         await held.waitingFor(1);
         held.commitAll();
         assert.equal(await keyed, 'lease-lost');
-        assert.equal(held.transactions(), 2);
+        assert.equal(held.transactions(), 1);
+        assert.deepEqual(await standing(first, tokenId), { used: 2, reserved: 0 });
+      });
+
+    if (backend === 'PostgreSQL')
+      it('holds a group of several tokens in one statement, and falls back as a whole when one token has no room', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, tokenId, held, quota } = set;
+        const otherToken = await insertToken(first);
+        await new SqlTokenLimitsStore(first.db).update(otherToken, { imageQuota: 4 });
+        const reserve = (id: string, token: string, images: number) =>
+          quota.reserve({ id, tokenId: token, images }, 0, 60_000);
+        assert.deepEqual(
+          await Promise.all([
+            reserve('a', tokenId, 2),
+            reserve('b', otherToken, 1),
+            reserve('c', tokenId, 3),
+            reserve('d', otherToken, 2),
+          ]),
+          [true, true, true, true],
+        );
+        assert.equal(held.transactions(), 0, 'held by one statement, no transaction');
+        assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 5 });
+        assert.deepEqual(await standing(first, otherToken), { used: 0, reserved: 3 });
+        // The other token has room for 1 more, not 2: the statement holds nothing, not even the
+        // first token's, and the transaction tries each member alone.
+        const crowded = Promise.all([
+          reserve('e', tokenId, 1),
+          reserve('f', otherToken, 2),
+          reserve('g', otherToken, 1),
+        ]);
+        await held.waitingFor(1);
+        held.commitAll();
+        assert.deepEqual(await crowded, [true, false, true]);
+        assert.equal(held.transactions(), 1);
+        assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 6 });
+        assert.deepEqual(await standing(first, otherToken), { used: 0, reserved: 4 });
+        const rows = await first.db.selectFrom('quota_reservations').select('id').execute();
+        assert.deepEqual(rows.map((row) => row.id).sort(), ['a', 'b', 'c', 'd', 'e', 'g']);
       });
   });
 }
