@@ -25,6 +25,8 @@ export interface GatewaySetup {
   env?: Record<string, string>;
   /** Limit options of `token create`; none: a token without limits. */
   tokenLimits?: readonly string[];
+  /** How many tokens (each with `tokenLimits`) the callers take turns with; 1 when absent. */
+  tokens?: number;
   /** A command the gateway runs under (e.g. valgrind and its options); it starts slower then. */
   wrapper?: readonly string[];
 }
@@ -32,7 +34,10 @@ export interface GatewaySetup {
 export interface RunningGateway {
   url: string;
   pid: number;
+  /** The first token's Authorization header. */
   authorization: string;
+  /** Every token's, `setup.tokens` of them. */
+  authorizations: string[];
   stop(): Promise<void>;
 }
 
@@ -94,18 +99,22 @@ export async function startGateway(
     [KEY_VARIABLE]: 'sk-bench',
     ...setup.env,
   };
-  const { stdout: token } = await run(
-    process.execPath,
-    [
-      path.join(ROOT, 'dist/cli/entry.js'),
-      'token',
-      'create',
-      '--name',
-      'bench',
-      ...(setup.tokenLimits ?? []),
-    ],
-    { cwd: ROOT, env },
-  );
+  const authorizations: string[] = [];
+  for (let index = 0; index < (setup.tokens ?? 1); index++) {
+    const { stdout: token } = await run(
+      process.execPath,
+      [
+        path.join(ROOT, 'dist/cli/entry.js'),
+        'token',
+        'create',
+        '--name',
+        `bench-${index}`,
+        ...(setup.tokenLimits ?? []),
+      ],
+      { cwd: ROOT, env },
+    );
+    authorizations.push(`Bearer ${token.trim()}`);
+  }
   const logFile = path.join(directory, 'gateway.log');
   const log = openSync(logFile, 'w');
   const command = [...(setup.wrapper ?? []), process.execPath, path.join(ROOT, 'dist/main.js')];
@@ -125,7 +134,13 @@ export async function startGateway(
       () => hasExited(child),
       setup.wrapper === undefined ? START_TIMEOUT_MS : WRAPPED_START_TIMEOUT_MS,
     );
-    return { url, pid: child.pid as number, authorization: `Bearer ${token.trim()}`, stop };
+    return {
+      url,
+      pid: child.pid as number,
+      authorization: authorizations[0] as string,
+      authorizations,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -29,6 +29,8 @@ export interface Load {
    * front of the gateway (Envoy, an ingress) often sets one.
    */
   randomRequestIds?: boolean;
+  /** Authorization headers the requests take in turn, replacing `headers`' own `authorization`. */
+  authorizations?: readonly string[];
 }
 
 export interface LoadResult {
@@ -76,22 +78,40 @@ function luaScript(load: Load): string {
       // The spaces matter: `[[` would open a long string.
       ([name, value]) => `wrk.headers[ ${long(name)} ] = ${long(value)}`,
     ),
-    ...(load.randomRequestIds === true ? RANDOM_REQUEST_ID : []),
+    ...perRequestHeaders(load),
     '',
   ].join('\n');
 }
 
-/** A version 4 UUID per request, as `X-Request-Id`; each wrk thread seeds its own generator. */
-const RANDOM_REQUEST_ID = [
-  'local seeded = false',
-  'function request()',
-  '  if not seeded then math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); seeded = true end',
-  '  local hex = function(digits) return string.format("%0" .. digits .. "x", math.random(0, 16 ^ digits - 1)) end',
-  '  wrk.headers["X-Request-Id"] = hex(8) .. "-" .. hex(4) .. "-4" .. hex(3) .. "-" ..',
-  '    string.format("%x", math.random(8, 11)) .. hex(3) .. "-" .. hex(6) .. hex(6)',
-  '  return wrk.format()',
-  'end',
-];
+/**
+ * A `request` function when requests differ: a random version 4 UUID as `X-Request-Id` (each wrk
+ * thread seeds its own generator), or the next of several tokens.
+ */
+function perRequestHeaders(load: Load): string[] {
+  const random = load.randomRequestIds === true;
+  const tokens = load.authorizations ?? [];
+  if (!random && tokens.length < 2) return [];
+  return [
+    `local tokens = { ${tokens.map((token) => `[==[${token}]==]`).join(', ')} }`,
+    'local sent = 0',
+    'local seeded = false',
+    'function request()',
+    '  if #tokens > 0 then',
+    '    sent = sent + 1',
+    '    wrk.headers["authorization"] = tokens[(sent % #tokens) + 1]',
+    '  end',
+    ...(random
+      ? [
+          '  if not seeded then math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); seeded = true end',
+          '  local hex = function(digits) return string.format("%0" .. digits .. "x", math.random(0, 16 ^ digits - 1)) end',
+          '  wrk.headers["X-Request-Id"] = hex(8) .. "-" .. hex(4) .. "-4" .. hex(3) .. "-" ..',
+          '    string.format("%x", math.random(8, 11)) .. hex(3) .. "-" .. hex(6) .. hex(6)',
+        ]
+      : []),
+    '  return wrk.format()',
+    'end',
+  ];
+}
 
 const TO_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

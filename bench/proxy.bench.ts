@@ -95,6 +95,8 @@ const OPENAI_ROUTE: Route = {
   body: JSON.stringify({ model: MODEL_A, prompt: 'a lighthouse at dusk', n: 1 }),
 };
 const PASS_THROUGH: GatewaySetup = { passThroughUrls: true, logLevel: 'warn' };
+/** A gateway serving many callers: requests of this many tokens meet in one group commit. */
+const MANY_TOKENS = 16;
 const DEFAULT: GatewaySetup = { passThroughUrls: false, logLevel: 'warn' };
 
 /** Where requests go and whose CPU they cost. */
@@ -106,6 +108,8 @@ interface Target {
   cpuPid: number;
   /** Callers send random request ids of their own (`Load.randomRequestIds`). */
   randomRequestIds?: boolean;
+  /** Tokens the callers take turns with (`Load.authorizations`). */
+  authorizations?: readonly string[];
   close(): Promise<void>;
 }
 
@@ -228,6 +232,7 @@ function setupsOf(
         headers: { ...JSON_HEADERS, authorization: running.authorization },
         cpuPid: running.pid,
         randomRequestIds,
+        authorizations: running.authorizations,
         close: running.stop,
       };
     },
@@ -276,6 +281,16 @@ function setupsOf(
             env: sharedEnv,
             tokenLimits: QUOTA_TOKEN_LIMITS,
           }),
+          gateway(
+            `imagegate pass_through_urls, ${MANY_TOKENS} quota tokens on PostgreSQL + Redis`,
+            false,
+            {
+              ...PASS_THROUGH,
+              env: sharedEnv,
+              tokenLimits: QUOTA_TOKEN_LIMITS,
+              tokens: MANY_TOKENS,
+            },
+          ),
         ]),
   ];
 }
@@ -288,6 +303,7 @@ function load(wrk: string, target: Target, connections: number, seconds: number)
     connections,
     seconds,
     randomRequestIds: target.randomRequestIds === true,
+    ...(target.authorizations === undefined ? {} : { authorizations: target.authorizations }),
   });
 }
 
