@@ -47,14 +47,15 @@ const chargeToken = new Statement(
  * one statement. The data-modifying WITH runs as one transaction of its own; its last line
  * divides by zero, undoing all of it, when a reservation was already gone. The tokens' rows are
  * locked first, in the order of their ids (`locked`, which the UPDATE reads whole before it
- * changes a row), so that two nodes never lock the tokens they share in opposite orders; they are
- * found through the primary key, never by a scan of every token.
+ * changes a row), so that two nodes never lock the tokens they share in opposite orders. Ids come
+ * as arrays (`= any`), whose generic plan reads the reservations and tokens through their primary
+ * keys; an `in (select ...)` over the JSON was planned as a scan of every reservation in flight.
  */
 const freeChargeAndRecord = statementsByCount(
   (rows) =>
     `with dropped as (
        delete from quota_reservations where id in (
-         select id from quota_reservations where id in (select jsonb_array_elements_text(?::jsonb))
+         select id from quota_reservations where id = any(array(select jsonb_array_elements_text(?::jsonb)))
          for update nowait)
        returning token_id, images),
      charges as (

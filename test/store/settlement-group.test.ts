@@ -2,15 +2,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { type RawBuilder, sql } from 'kysely';
+import pg from 'pg';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
 import { type Database, DEFAULT_DATABASE_LIMITS } from '../../src/store/database.js';
-import type { HotStatements } from '../../src/store/hot-statements.js';
+import type { HotStatements, Parameter, Statement } from '../../src/store/hot-statements.js';
 import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
 import { type SettlementOutcome, SqlQuotaStore } from '../../src/store/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
+import { TEST_POSTGRES_URL } from '../helpers/postgres.js';
 
 /**
  * The database's statements, with every transaction recorded and held open (after its last
@@ -22,9 +24,13 @@ function heldStatements(inner: HotStatements, dialect: HotStatements['dialect'] 
   const gates: (() => void)[] = [];
   let holding = true;
   let transactions = 0;
+  const sent: { statement: Statement; parameters: Parameter[] }[] = [];
   const statements: HotStatements = {
     dialect,
-    rows: (statement, parameters) => inner.rows(statement, parameters),
+    rows: (statement, parameters) => {
+      sent.push({ statement, parameters });
+      return inner.rows(statement, parameters);
+    },
     run: (statement, parameters) => inner.run(statement, parameters),
     transaction: async (work) => {
       const number = ++transactions;
@@ -40,6 +46,8 @@ function heldStatements(inner: HotStatements, dialect: HotStatements['dialect'] 
   return {
     statements,
     log,
+    /** The statements run outside any transaction (the one-statement paths), with their values. */
+    sent,
     transactions: () => transactions,
     /** Resolves once `count` transactions are waiting to commit. */
     waitingFor: async (count: number) => {
@@ -638,6 +646,53 @@ for (const [backend, targetFor] of BACKENDS) {
         assert.deepEqual(await standing(first, otherToken), { used: 0, reserved: 4 });
         const rows = await first.db.selectFrom('quota_reservations').select('id').execute();
         assert.deepEqual(rows.map((row) => row.id).sort(), ['a', 'b', 'c', 'd', 'e', 'g']);
+      });
+
+    if (backend === 'PostgreSQL')
+      it('finds the reservations and tokens of a one-statement settlement through their primary keys, not by a scan', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, tokenId, held, quota } = set;
+        // Many requests in flight and many tokens: a scan of either table would read them all.
+        await sql`insert into quota_reservations (id, token_id, images, created_at, expires_at)
+          select 'in-flight-' || n, ${tokenId}, 1, 0, 0 from generate_series(1, 5000) as n`.execute(
+          first.db,
+        );
+        await sql`insert into tokens (id, name, account, created_at)
+          select 'tok-' || n, 'other', 'acme', 0 from generate_series(1, 5000) as n`.execute(
+          first.db,
+        );
+        await sql`analyze quota_reservations`.execute(first.db);
+        await sql`analyze tokens`.execute(first.db);
+        await reserveAll(first, tokenId, { mine: 1 });
+        const outcome = await quota.settle(
+          tokenId,
+          { reservationId: 'mine', idempotency: undefined, callerPresent: () => true },
+          rowFor(tokenId, randomUUID(), 1),
+        );
+        assert.equal(outcome, 'billed');
+        const [settlement] = held.sent;
+        assert.ok(settlement !== undefined, 'settled by one statement');
+        // The plan every later call reuses: PostgreSQL's generic plan of the prepared statement.
+        const { rows: schema } = await sql<{
+          name: string;
+        }>`select current_schema() as name`.execute(first.db);
+        const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+        await client.connect();
+        t.after(() => client.end());
+        await client.query(`set search_path = "${schema[0]?.name ?? ''}"`);
+        await client.query('set plan_cache_mode = force_generic_plan');
+        await client.query(`prepare settlement as ${settlement.statement.postgres}`);
+        const values = settlement.parameters.map((value) =>
+          value === null ? 'null' : client.escapeLiteral(String(value)),
+        );
+        const { rows: plan } = await client.query<{ 'QUERY PLAN': string }>(
+          `explain execute settlement(${values.join(', ')})`,
+        );
+        const text = plan.map((line) => line['QUERY PLAN']).join('\n');
+        assert.doesNotMatch(text, /Seq Scan on (quota_reservations|tokens)\b/, text);
+        assert.match(text, /quota_reservations_pkey/, text);
+        assert.match(text, /tokens_pkey/, text);
       });
   });
 }
