@@ -649,7 +649,7 @@ for (const [backend, targetFor] of BACKENDS) {
       });
 
     if (backend === 'PostgreSQL')
-      it('finds the reservations and tokens of a one-statement settlement through their primary keys, not by a scan', async (t) => {
+      it('finds the tokens and reservations of one-statement reservations and settlements through their primary keys, not by a scan', async (t) => {
         const set = await setUp(t, 10);
         if (set === undefined) return;
         const { first, tokenId, held, quota } = set;
@@ -664,15 +664,15 @@ for (const [backend, targetFor] of BACKENDS) {
         );
         await sql`analyze quota_reservations`.execute(first.db);
         await sql`analyze tokens`.execute(first.db);
-        await reserveAll(first, tokenId, { mine: 1 });
+        assert.equal(await quota.reserve({ id: 'mine', tokenId, images: 1 }, 0, 60_000), true);
         const outcome = await quota.settle(
           tokenId,
           { reservationId: 'mine', idempotency: undefined, callerPresent: () => true },
           rowFor(tokenId, randomUUID(), 1),
         );
         assert.equal(outcome, 'billed');
-        const [settlement] = held.sent;
-        assert.ok(settlement !== undefined, 'settled by one statement');
+        const [reservation, settlement] = held.sent;
+        assert.ok(reservation !== undefined && settlement !== undefined, 'one statement each');
         // The plan every later call reuses: PostgreSQL's generic plan of the prepared statement.
         const { rows: schema } = await sql<{
           name: string;
@@ -682,17 +682,23 @@ for (const [backend, targetFor] of BACKENDS) {
         t.after(() => client.end());
         await client.query(`set search_path = "${schema[0]?.name ?? ''}"`);
         await client.query('set plan_cache_mode = force_generic_plan');
-        await client.query(`prepare settlement as ${settlement.statement.postgres}`);
-        const values = settlement.parameters.map((value) =>
-          value === null ? 'null' : client.escapeLiteral(String(value)),
-        );
-        const { rows: plan } = await client.query<{ 'QUERY PLAN': string }>(
-          `explain execute settlement(${values.join(', ')})`,
-        );
-        const text = plan.map((line) => line['QUERY PLAN']).join('\n');
-        assert.doesNotMatch(text, /Seq Scan on (quota_reservations|tokens)\b/, text);
-        assert.match(text, /quota_reservations_pkey/, text);
-        assert.match(text, /tokens_pkey/, text);
+        const genericPlan = async (name: string, sent: typeof reservation) => {
+          await client.query(`prepare ${name} as ${sent.statement.postgres}`);
+          const values = sent.parameters.map((value) =>
+            value === null ? 'null' : client.escapeLiteral(String(value)),
+          );
+          const { rows: plan } = await client.query<{ 'QUERY PLAN': string }>(
+            `explain execute ${name}(${values.join(', ')})`,
+          );
+          return plan.map((line) => line['QUERY PLAN']).join('\n');
+        };
+        const reserving = await genericPlan('reservation', reservation);
+        assert.doesNotMatch(reserving, /Seq Scan on tokens\b/, reserving);
+        assert.match(reserving, /tokens_pkey/, reserving);
+        const settling = await genericPlan('settlement', settlement);
+        assert.doesNotMatch(settling, /Seq Scan on (quota_reservations|tokens)\b/, settling);
+        assert.match(settling, /quota_reservations_pkey/, settling);
+        assert.match(settling, /tokens_pkey/, settling);
       });
   });
 }
