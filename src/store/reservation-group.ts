@@ -7,6 +7,7 @@ import {
   statementsByCount,
 } from './hot-statements.js';
 import type { PendingReservation } from './quota-types.js';
+import { tokensLockedInIdOrder } from './token-locks.js';
 
 /** Holds images against a token's quota when they fit: settled plus held plus these. */
 const holdIfRoom = new Statement(
@@ -24,17 +25,13 @@ const insertReservations = statementsByCount(
  * quotas of its members' tokens and records their reservations, in one statement when every
  * token has room for its members together. One round trip, atomic as any statement, instead of
  * BEGIN, an UPDATE per token, INSERT and COMMIT. The tokens' rows are locked first, in the order
- * of their ids (`locked`, which the UPDATE reads whole before it changes a row), so that two nodes
- * never lock the tokens they share in opposite orders; they are found through the primary key,
- * never by a scan of every token. The last line divides by zero, undoing all of it, when a token
- * had no room.
+ * of their ids. The last line divides by zero, undoing all of it, when a token had no room.
  */
 const holdAndRecord = statementsByCount(
   (count) =>
     `with holds as (
        select token_id, images from jsonb_to_recordset(?::jsonb) as hold (token_id varchar, images integer)),
-     locked as materialized (
-       select id from tokens where id = any(array(select token_id from holds)) order by id for update),
+     ${tokensLockedInIdOrder('select token_id from holds')},
      held as (
        update tokens set images_reserved = images_reserved + holds.images
        from holds join locked on locked.id = holds.token_id

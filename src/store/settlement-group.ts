@@ -11,6 +11,7 @@ import {
 import { ledgerParameters, upsertLedgerRows, upsertLedgerText } from './ledger-statements.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type { ClaimFence, PendingSettlement, SettlementOutcome } from './quota-types.js';
+import { tokensLockedInIdOrder } from './token-locks.js';
 
 const dropReservations = statementsByCount(
   (count) =>
@@ -46,10 +47,9 @@ const chargeToken = new Statement(
  * PostgreSQL only: frees the reservations, charges their tokens and writes the rows of a group in
  * one statement. The data-modifying WITH runs as one transaction of its own; its last line
  * divides by zero, undoing all of it, when a reservation was already gone. The tokens' rows are
- * locked first, in the order of their ids (`locked`, which the UPDATE reads whole before it
- * changes a row), so that two nodes never lock the tokens they share in opposite orders. Ids come
- * as arrays (`= any`), whose generic plan reads the reservations and tokens through their primary
- * keys; an `in (select ...)` over the JSON was planned as a scan of every reservation in flight.
+ * locked first, in the order of their ids. The reservations' ids go in as an array (`= any`), as
+ * the tokens' do, which the generic plan reads through the primary key; an `in (select ...)` over
+ * the JSON was planned as a scan of every reservation in flight.
  */
 const freeChargeAndRecord = statementsByCount(
   (rows) =>
@@ -60,8 +60,7 @@ const freeChargeAndRecord = statementsByCount(
        returning token_id, images),
      charges as (
        select token_id, billed from jsonb_to_recordset(?::jsonb) as charge (token_id varchar, billed integer)),
-     locked as materialized (
-       select id from tokens where id = any(array(select token_id from charges)) order by id for update),
+     ${tokensLockedInIdOrder('select token_id from charges')},
      charged as (
        update tokens set
          images_reserved = images_reserved
