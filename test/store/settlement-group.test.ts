@@ -115,6 +115,13 @@ async function holdRows(database: Database, lockingQuery: RawBuilder<unknown>) {
   };
 }
 
+/** A new token whose image quota is `imageQuota`. */
+async function tokenWithQuota(database: Database, imageQuota: number): Promise<string> {
+  const tokenId = await insertToken(database);
+  await new SqlTokenLimitsStore(database.db).update(tokenId, { imageQuota });
+  return tokenId;
+}
+
 /** The status and images billed of each row of `ids`, in their order. */
 async function billing(database: Database, ids: Record<string, string>) {
   const rows = await rowsById(database);
@@ -136,8 +143,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const nodes = await openNodes(t, targetFor, 2);
       if (nodes === undefined) return undefined;
       const [first, second] = nodes as [Database, Database];
-      const tokenId = await insertToken(first);
-      await new SqlTokenLimitsStore(first.db).update(tokenId, { imageQuota: quota });
+      const tokenId = await tokenWithQuota(first, quota);
       const held = heldStatements(first.statements, dialect);
       const quotaStore = new SqlQuotaStore({ db: first.db, statements: held.statements });
       return { first, second, tokenId, held, quota: quotaStore };
@@ -567,8 +573,7 @@ for (const [backend, targetFor] of BACKENDS) {
         const set = await setUp(t, 10);
         if (set === undefined) return;
         const { first, tokenId, held, quota } = set;
-        const otherToken = await insertToken(first);
-        await new SqlTokenLimitsStore(first.db).update(otherToken, { imageQuota: 10 });
+        const otherToken = await tokenWithQuota(first, 10);
         await reserveAll(first, tokenId, { mine: 2, keyed: 1 });
         await reserveAll(first, otherToken, { theirs: 3, gone: 1 });
         const settle = (token: string, reservationId: string, rowId: string, keyed = false) =>
@@ -615,8 +620,7 @@ for (const [backend, targetFor] of BACKENDS) {
         const set = await setUp(t, 10);
         if (set === undefined) return;
         const { first, tokenId, held, quota } = set;
-        const otherToken = await insertToken(first);
-        await new SqlTokenLimitsStore(first.db).update(otherToken, { imageQuota: 4 });
+        const otherToken = await tokenWithQuota(first, 4);
         const reserve = (id: string, token: string, images: number) =>
           quota.reserve({ id, tokenId: token, images }, 0, 60_000);
         assert.deepEqual(
