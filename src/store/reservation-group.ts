@@ -7,6 +7,7 @@ import {
   statementsByCount,
 } from './hot-statements.js';
 import type { PendingReservation } from './quota-types.js';
+import { jsonParameter } from './json-parameter.js';
 import { tokensLockedInIdOrder } from './token-locks.js';
 
 /** Holds images against a token's quota when they fit: settled plus held plus these. */
@@ -15,9 +16,12 @@ const holdIfRoom = new Statement(
    where id = ? and (image_quota is null or images_used + images_reserved + ? <= image_quota)`,
 );
 
+/** The columns of a reservation's row, in the order `reservationParameters` gives them. */
+const RESERVATION_COLUMNS = 'id, token_id, images, created_at, expires_at, ledger_row';
+
 const insertReservations = statementsByCount(
   (count) =>
-    `insert into quota_reservations (id, token_id, images, created_at, expires_at, ledger_row) values ${placeholderRows(count, 6)}`,
+    `insert into quota_reservations (${RESERVATION_COLUMNS}) values ${placeholderRows(count, 6)}`,
 );
 
 /**
@@ -25,25 +29,23 @@ const insertReservations = statementsByCount(
  * quotas of its members' tokens and records their reservations, in one statement when every
  * token has room for its members together. One round trip, atomic as any statement, instead of
  * BEGIN, an UPDATE per token, INSERT and COMMIT. The tokens' rows are locked first, in the order
- * of their ids. The last line divides by zero, undoing all of it, when a token had no room.
+ * of their ids. The last line divides by zero, undoing all of it, when a token had no room. Every
+ * group size shares the one prepared text: holds and reservations are each one JSON parameter.
  */
-const holdAndRecord = statementsByCount(
-  (count) =>
-    `with holds as (
-       select token_id, images from jsonb_to_recordset(?::jsonb) as hold (token_id varchar, images integer)),
-     ${tokensLockedInIdOrder('select token_id from holds')},
-     held as (
-       update tokens set images_reserved = images_reserved + holds.images
-       from holds join locked on locked.id = holds.token_id
-       where tokens.id = locked.id
-         and (image_quota is null or images_used + images_reserved + holds.images <= image_quota)
-       returning tokens.id),
-     recorded as (
-       insert into quota_reservations (id, token_id, images, created_at, expires_at, ledger_row)
-       select id, token_id, images, created_at, expires_at, ledger_row
-       from (values ${Array.from({ length: count }, () => '(?::varchar, ?::varchar, ?::integer, ?::bigint, ?::bigint, ?::text)').join(', ')})
-         as reserved (id, token_id, images, created_at, expires_at, ledger_row))
-     select 1 / ((select count(*) from held) = ?::integer)::integer as whole`,
+const holdAndRecord = new Statement(
+  `with holds as (
+     select token_id, images from jsonb_to_recordset(?::jsonb) as hold (token_id varchar, images integer)),
+   ${tokensLockedInIdOrder('select token_id from holds')},
+   held as (
+     update tokens set images_reserved = images_reserved + holds.images
+     from holds join locked on locked.id = holds.token_id
+     where tokens.id = locked.id
+       and (image_quota is null or images_used + images_reserved + holds.images <= image_quota)
+     returning tokens.id),
+   recorded as (
+     insert into quota_reservations (${RESERVATION_COLUMNS})
+     select ${RESERVATION_COLUMNS} from json_populate_recordset(null::quota_reservations, ?::json))
+   select 1 / ((select count(*) from held) = ?::integer)::integer as whole`,
 );
 
 /**
@@ -61,9 +63,9 @@ export async function reserveAtOnce(
     imagesByToken.set(request.tokenId, (imagesByToken.get(request.tokenId) ?? 0) + request.images);
   const holds = [...imagesByToken].map(([tokenId, images]) => ({ token_id: tokenId, images }));
   try {
-    await runner.rows(holdAndRecord(members.length), [
+    await runner.rows(holdAndRecord, [
       JSON.stringify(holds),
-      ...reservationParameters(members),
+      jsonParameter(members.map(reservationOf)),
       holds.length,
     ]);
   } catch (error) {
@@ -111,14 +113,19 @@ export async function reserveTogether(
   return members.map((member) => held.has(member));
 }
 
-/** The columns of each member's reservation row, in the order both INSERTs take them. */
+/** A member's reservation row, keyed by column. */
+function reservationOf({ request, now, expiresAt }: PendingReservation) {
+  return {
+    id: request.id,
+    token_id: request.tokenId,
+    images: request.images,
+    created_at: now,
+    expires_at: expiresAt,
+    ledger_row: request.abandonedRow === undefined ? null : JSON.stringify(request.abandonedRow),
+  };
+}
+
+/** The columns of each member's reservation row, in the order of `RESERVATION_COLUMNS`. */
 function reservationParameters(members: readonly PendingReservation[]): Parameter[] {
-  return parametersOf(members, ({ request, now, expiresAt }): Parameter[] => [
-    request.id,
-    request.tokenId,
-    request.images,
-    now,
-    expiresAt,
-    request.abandonedRow === undefined ? null : JSON.stringify(request.abandonedRow),
-  ]);
+  return parametersOf(members, (member): Parameter[] => Object.values(reservationOf(member)));
 }

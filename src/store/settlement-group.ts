@@ -8,7 +8,12 @@ import {
   type StatementRunner,
   statementsByCount,
 } from './hot-statements.js';
-import { ledgerParameters, upsertLedgerRows, upsertLedgerText } from './ledger-statements.js';
+import {
+  ledgerJson,
+  ledgerParameters,
+  UPSERT_LEDGER_JSON_TEXT,
+  upsertLedgerRows,
+} from './ledger-statements.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type { ClaimFence, PendingSettlement, SettlementOutcome } from './quota-types.js';
 import { tokensLockedInIdOrder } from './token-locks.js';
@@ -49,28 +54,28 @@ const chargeToken = new Statement(
  * divides by zero, undoing all of it, when a reservation was already gone. The tokens' rows are
  * locked first, in the order of their ids. The reservations' ids go in as an array (`= any`), as
  * the tokens' do, which the generic plan reads through the primary key; an `in (select ...)` over
- * the JSON was planned as a scan of every reservation in flight.
+ * the JSON was planned as a scan of every reservation in flight. Every group size shares the one
+ * prepared text: ids, charges and rows are each one JSON parameter.
  */
-const freeChargeAndRecord = statementsByCount(
-  (rows) =>
-    `with dropped as (
-       delete from quota_reservations where id in (
-         select id from quota_reservations where id = any(array(select jsonb_array_elements_text(?::jsonb)))
-         for update nowait)
-       returning token_id, images),
-     charges as (
-       select token_id, billed from jsonb_to_recordset(?::jsonb) as charge (token_id varchar, billed integer)),
-     ${tokensLockedInIdOrder('select token_id from charges')},
-     charged as (
-       update tokens set
-         images_reserved = images_reserved
-           - coalesce((select sum(images) from dropped where dropped.token_id = tokens.id), 0),
-         images_used = images_used + charges.billed
-       from charges join locked on locked.id = charges.token_id
-       where tokens.id = locked.id
-         and (charges.billed > 0 or exists (select 1 from dropped where dropped.token_id = tokens.id))),
-     recorded as (${upsertLedgerText(rows)})
-     select 1 / ((select count(*) from dropped) = ?::integer)::integer as whole`,
+const freeChargeAndRecord = new Statement(
+  `with dropped as (
+     delete from quota_reservations where id in (
+       select id from quota_reservations where id = any(array(select jsonb_array_elements_text(?::jsonb)))
+       for update nowait)
+     returning token_id, images),
+   charges as (
+     select token_id, billed from jsonb_to_recordset(?::jsonb) as charge (token_id varchar, billed integer)),
+   ${tokensLockedInIdOrder('select token_id from charges')},
+   charged as (
+     update tokens set
+       images_reserved = images_reserved
+         - coalesce((select sum(images) from dropped where dropped.token_id = tokens.id), 0),
+       images_used = images_used + charges.billed
+     from charges join locked on locked.id = charges.token_id
+     where tokens.id = locked.id
+       and (charges.billed > 0 or exists (select 1 from dropped where dropped.token_id = tokens.id))),
+   recorded as (${UPSERT_LEDGER_JSON_TEXT})
+   select 1 / ((select count(*) from dropped) = ?::integer)::integer as whole`,
 );
 
 /** Whether `settleAtOnce`'s statement failed having changed nothing, for the transaction to judge. */
@@ -119,10 +124,10 @@ export async function settleAtOnce(
   });
   const charges = [...billedByToken].map(([tokenId, billed]) => ({ token_id: tokenId, billed }));
   try {
-    await runner.rows(freeChargeAndRecord(rows.length), [
+    await runner.rows(freeChargeAndRecord, [
       JSON.stringify(reservationIds),
       JSON.stringify(charges),
-      ...ledgerParameters(rows),
+      ledgerJson(rows),
       reservationIds.length,
     ]);
   } catch (error) {

@@ -3,7 +3,12 @@ import type { UsageFilter, UsageGrouping, UsageSummary } from '../domain/usage-f
 import type { UsageRow } from '../domain/usage-row.js';
 import type { Database } from './database.js';
 import type { HotStatements } from './hot-statements.js';
-import { insertLedgerRows, ledgerParameters } from './ledger-statements.js';
+import {
+  insertLedgerJson,
+  insertLedgerRows,
+  ledgerJson,
+  ledgerParameters,
+} from './ledger-statements.js';
 import type { DatabaseSchema } from './schema.js';
 import { fromLedgerRow } from './usage-rows.js';
 
@@ -28,7 +33,9 @@ export class SqlUsageStore {
   async insert(rows: readonly UsageRow[]): Promise<void> {
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
       const batch = rows.slice(start, start + ROWS_PER_INSERT);
-      await this.statements.run(insertLedgerRows(batch.length), ledgerParameters(batch));
+      if (this.statements.dialect === 'postgres')
+        await this.statements.run(insertLedgerJson, [ledgerJson(batch)]);
+      else await this.statements.run(insertLedgerRows(batch.length), ledgerParameters(batch));
     }
   }
 

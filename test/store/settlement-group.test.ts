@@ -410,6 +410,32 @@ for (const [backend, targetFor] of BACKENDS) {
     });
 
     if (backend === 'PostgreSQL')
+      it('records a row whose account holds a lone surrogate, with U+FFFD in its place, as a text parameter would be', async (t) => {
+        const set = await setUp(t, 10);
+        if (set === undefined) return;
+        const { first, tokenId, held, quota } = set;
+        held.commitAll();
+        await reserveAll(first, tokenId, { odd: 1 });
+        const settledId = randomUUID();
+        const insertedId = randomUUID();
+        const oddAccount = (id: string) => (outcome: SettlementOutcome) => ({
+          ...rowFor(tokenId, id, 1)(outcome),
+          account: 'caller-\ud800-\\ud800',
+        });
+        const outcome = await quota.settle(
+          tokenId,
+          { reservationId: 'odd', idempotency: undefined, callerPresent: () => true },
+          oddAccount(settledId),
+        );
+        assert.equal(outcome, 'billed');
+        await new SqlUsageStore(first).insert([oddAccount(insertedId)('billed')]);
+        const rows = await rowsById(first);
+        assert.equal(rows.get(settledId)?.account, 'caller-\ufffd-\\ud800');
+        assert.equal(rows.get(insertedId)?.account, 'caller-\ufffd-\\ud800');
+        assert.deepEqual(await standing(first, tokenId), { used: 1, reserved: 0 });
+      });
+
+    if (backend === 'PostgreSQL')
       it('holds a group of one token that fits in one statement, outside any transaction, and falls back when it does not', async (t) => {
         const set = await setUp(t, 10);
         if (set === undefined) return;
