@@ -679,6 +679,111 @@ for (const [backend, targetFor] of BACKENDS) {
       });
 
     if (backend === 'PostgreSQL')
+      it('holds and settles groups of the same tokens on two nodes at once, in one statement each, without a deadlock or a lost image', async (t) => {
+        const set = await setUp(t);
+        if (set === undefined) return;
+        const { first, second } = set;
+        const tokens: string[] = [];
+        for (let index = 0; index < 6; index++) tokens.push(await tokenWithQuota(first, 10_000));
+        tokens.sort();
+        // Each node's statements, with the transactions it fell back to and the errors it met.
+        const nodes = [first, second].map((database) => {
+          const errors: unknown[] = [];
+          let transactions = 0;
+          const statements: HotStatements = {
+            dialect: 'postgres',
+            rows: (statement, parameters) =>
+              database.statements.rows(statement, parameters).catch((error: unknown) => {
+                errors.push((error as { code?: unknown }).code);
+                throw error;
+              }),
+            run: (statement, parameters) => database.statements.run(statement, parameters),
+            transaction: (work) => {
+              transactions += 1;
+              return database.statements.transaction(work);
+            },
+          };
+          return {
+            quota: new SqlQuotaStore({ db: database.db, statements }),
+            errors,
+            transactions: () => transactions,
+          };
+        });
+        /** Resolves once `count` statements starting with `prefix` wait for a row lock. */
+        const waitingOnLocks = async (prefix: string, count: number) => {
+          const deadline = Date.now() + 1500;
+          for (;;) {
+            const { rows } = await sql<{ waiting: string }>`
+              select count(*) as waiting from pg_stat_activity
+              where wait_event_type = 'Lock' and query like ${`${prefix}%`}`.execute(first.db);
+            if (Number(rows[0]?.waiting) >= count) return;
+            assert.ok(Date.now() < deadline, `${count} statements never waited on a lock together`);
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+        };
+        const perToken = 2;
+        const rounds = 20;
+        for (let round = 0; round < rounds; round++) {
+          // The same tokens in opposite orders: the first node's group lists them forwards, the
+          // second's backwards, so statements that locked in the order given would deadlock.
+          const requests = nodes.flatMap((node, index) =>
+            (index === 0 ? tokens : [...tokens].reverse()).flatMap((tokenId) =>
+              Array.from({ length: perToken }, () => ({ node, tokenId, id: randomUUID() })),
+            ),
+          );
+          // In the first round, a third session holds the middle token's row until both nodes'
+          // statements wait for a lock, so that they surely overlap.
+          const blocking = round === 0;
+          const blockMiddle = () =>
+            holdRows(first, sql`select id from tokens where id = ${tokens[3]} for update`);
+          let blocker = blocking ? await blockMiddle() : undefined;
+          const reserving = Promise.all(
+            requests.map(({ node, tokenId, id }) =>
+              node.quota.reserve({ id, tokenId, images: 1 }, 0, 60_000),
+            ),
+          );
+          if (blocker !== undefined) {
+            await waitingOnLocks('with holds', 2);
+            await blocker.release();
+          }
+          assert.ok((await reserving).every(Boolean), `round ${round}: every reservation held`);
+          blocker = blocking ? await blockMiddle() : undefined;
+          const settling = Promise.all(
+            requests.map(({ node, tokenId, id }) =>
+              node.quota.settle(
+                tokenId,
+                { reservationId: id, idempotency: undefined, callerPresent: () => true },
+                rowFor(tokenId, randomUUID(), 1),
+              ),
+            ),
+          );
+          if (blocker !== undefined) {
+            await waitingOnLocks('with dropped', 2);
+            await blocker.release();
+          }
+          const settled = await settling;
+          assert.ok(
+            settled.every((outcome) => outcome === 'billed'),
+            `round ${round}: ${settled.join(', ')}`,
+          );
+        }
+        for (const node of nodes) {
+          assert.deepEqual(node.errors, [], 'no statement failed (40P01 would be a deadlock)');
+          assert.equal(node.transactions(), 0, 'every group took the one-statement paths');
+        }
+        for (const tokenId of tokens)
+          assert.deepEqual(await standing(first, tokenId), {
+            used: rounds * perToken * nodes.length,
+            reserved: 0,
+          });
+        const rows = await first.db
+          .selectFrom('usage_ledger')
+          .select((eb) => eb.fn.countAll<string>().as('count'))
+          .executeTakeFirstOrThrow();
+        assert.equal(Number(rows.count), rounds * perToken * nodes.length * tokens.length);
+      });
+
+    if (backend === 'PostgreSQL')
       it('finds the tokens and reservations of one-statement reservations and settlements through their primary keys, not by a scan', async (t) => {
         const set = await setUp(t, 10);
         if (set === undefined) return;
