@@ -15,6 +15,7 @@ import type { Engine, EngineJob, EngineOutput } from '../../src/engine/engine.js
 import { GenerationPipeline } from '../../src/generation/generation-pipeline.js';
 import { buildApp } from '../../src/http/app.js';
 import type { DatabaseTarget } from '../../src/store/database.js';
+import { GENERATION_URL } from './requests.js';
 
 /** An engine under the test's control: how many images, how long, whether it fails. */
 export class FakeEngine implements Engine {
@@ -158,6 +159,25 @@ export async function startBillingGateway(
       if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** POSTs `payload` to the generation endpoint, with an Idempotency-Key when `key` is given. */
+export function postGeneration(
+  gateway: BillingGateway,
+  authorization: string,
+  payload: string | object,
+  key?: string,
+) {
+  return gateway.app.inject({
+    method: 'POST',
+    url: GENERATION_URL,
+    headers: {
+      authorization,
+      'content-type': 'application/json',
+      ...(key === undefined ? {} : { 'idempotency-key': key }),
+    },
+    payload,
+  });
 }
 
 /** Resolves once `check` holds, polling; fails after `timeoutMs`. */

@@ -4,37 +4,19 @@ import { GatewayError } from '../../src/errors/gateway-error.js';
 import { fingerprintOf } from '../../src/idempotency/fingerprint.js';
 import { type IdempotencyRecord, SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
 import {
-  type BillingGateway,
   type BillingGatewayOptions,
   gate,
+  postGeneration as post,
   startBillingGateway,
 } from '../helpers/billing-gateway.js';
 import { postgresTarget } from '../helpers/postgres.js';
-import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { modelABody } from '../helpers/requests.js';
 import { engineStarted } from '../helpers/engine-started.js';
 
 async function open(t: TestContext, options: BillingGatewayOptions = {}) {
   const gateway = await startBillingGateway(options);
   t.after(() => gateway.close());
   return gateway;
-}
-
-function post(
-  gateway: BillingGateway,
-  authorization: string,
-  payload: string | object,
-  key?: string,
-) {
-  return gateway.app.inject({
-    method: 'POST',
-    url: GENERATION_URL,
-    headers: {
-      authorization,
-      'content-type': 'application/json',
-      ...(key === undefined ? {} : { 'idempotency-key': key }),
-    },
-    payload,
-  });
 }
 
 /** The longest pause a waiting repeat takes between two looks at its key. */
