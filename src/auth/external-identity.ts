@@ -18,6 +18,47 @@ export function externalAccount(issuer: string | undefined, subject: string): st
   return `${EXTERNAL_PREFIX}${issuer ?? ''}:${subject}`;
 }
 
+/**
+ * The longest account and token id the database holds (`varchar(200)` and `varchar(64)` in the
+ * ledger, reservations and tasks): PostgreSQL refuses a longer one, and with it the request's
+ * settlement.
+ */
+const MAX_ACCOUNT_CHARACTERS = 200;
+const MAX_TOKEN_ID_CHARACTERS = 64;
+/** C0 controls and DEL: no identifier holds one, and PostgreSQL's text cannot hold NUL at all. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/** The claims of an external token that name its identity. */
+export interface ExternalClaims {
+  iss: string | undefined;
+  sub: string;
+  jti: string | undefined;
+}
+
+/**
+ * Why `claims` cannot name an identity the gateway can record, naming the claim; undefined when
+ * they can. Checked before anything is spent on the request.
+ */
+export function unrecordableIdentity(claims: ExternalClaims): string | undefined {
+  for (const claim of ['iss', 'sub', 'jti'] as const) {
+    if (CONTROL_CHARACTER.test(claims[claim] ?? ''))
+      return `token's ${claim} claim holds a control character`;
+  }
+  if (characters(externalAccount(claims.iss, claims.sub)) > MAX_ACCOUNT_CHARACTERS)
+    return `token's iss and sub claims make an account (ext:<iss>:<sub>) longer than ${MAX_ACCOUNT_CHARACTERS} characters`;
+  if (claims.jti !== undefined && characters(externalTokenId(claims.jti)) > MAX_TOKEN_ID_CHARACTERS)
+    return `token's jti claim is longer than ${MAX_TOKEN_ID_CHARACTERS - EXTERNAL_PREFIX.length} characters`;
+  return undefined;
+}
+
+/** Characters as the database counts them: code points, a surrogate pair being one. */
+function characters(text: string): number {
+  return text.length - (text.match(SURROGATE_PAIR)?.length ?? 0);
+}
+
+const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
+
 /** Refuses a gateway account name from the external tokens' namespace. */
 export function checkGatewayAccount(account: string): void {
   if (account.startsWith(EXTERNAL_PREFIX)) {

@@ -14,7 +14,7 @@ import type { Principal } from '../domain/principal.js';
 import type { TokenRecord } from '../store/token-store.js';
 import type { TtlCache } from '../support/ttl-cache.js';
 import { LRUCache } from 'lru-cache';
-import { externalAccount, externalTokenId } from './external-identity.js';
+import { externalAccount, externalTokenId, unrecordableIdentity } from './external-identity.js';
 
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256'];
 /** Tolerated clock difference between the token's issuer and this node, for exp and nbf. */
@@ -184,17 +184,23 @@ export class TokenVerifier {
     if (payload === undefined) throw describeJoseError(lastError);
     if (typeof payload.sub !== 'string' || payload.sub === '')
       throw unauthorized('token lacks its sub claim');
-    const tokenId = typeof payload.jti === 'string' ? externalTokenId(payload.jti) : undefined;
+    const claims = {
+      iss: typeof payload.iss === 'string' ? payload.iss : undefined,
+      sub: payload.sub,
+      jti: typeof payload.jti === 'string' ? payload.jti : undefined,
+    };
+    const unrecordable = unrecordableIdentity(claims);
+    if (unrecordable !== undefined) throw unauthorized(unrecordable);
+    const tokenId = claims.jti === undefined ? undefined : externalTokenId(claims.jti);
     if (tokenId !== undefined) {
       // An external token may be revoked by registering its id, `ext:<jti>`, as revoked in the
       // token store.
       const record = await this.tokens.find(tokenId);
       if (record?.revokedAt !== undefined) throw unauthorized('token has been revoked');
     }
-    const issuer = typeof payload.iss === 'string' ? payload.iss : undefined;
     return {
       tokenId,
-      account: externalAccount(issuer, payload.sub),
+      account: externalAccount(claims.iss, claims.sub),
       admin: false,
       issuer: 'external',
     };

@@ -7,48 +7,99 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { MODEL_B } from '../../src/domain/models.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { type BillingGateway, startBillingGateway } from '../helpers/billing-gateway.js';
-import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import type { DatabaseTarget } from '../../src/store/database.js';
+import {
+  type BillingGateway,
+  postGeneration,
+  startBillingGateway,
+} from '../helpers/billing-gateway.js';
+import { postgresTarget } from '../helpers/postgres.js';
+import { modelABody } from '../helpers/requests.js';
 
 const ISSUER = 'https://issuer.example';
+const partner = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+/** A gateway that trusts the partner's key, on `database` (SQLite when absent). */
+async function partnerGateway(database?: DatabaseTarget): Promise<BillingGateway> {
+  const keyDir = await mkdtemp(path.join(tmpdir(), 'imagegate-external-'));
+  const keyFile = path.join(keyDir, 'partner.pem');
+  await writeFile(keyFile, partner.publicKey.export({ type: 'spki', format: 'pem' }));
+  const gateway = await startBillingGateway({
+    env: { IMAGEGATE_JWT_PUBLIC_KEYS: keyFile },
+    ...(database === undefined ? {} : { database }),
+  });
+  return {
+    ...gateway,
+    close: async () => {
+      await gateway.close();
+      await rm(keyDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The Authorization header of an external token with `claims`, signed by the partner. */
+async function external(claims: Record<string, unknown>): Promise<string> {
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(partner.privateKey);
+  return `Bearer ${token}`;
+}
+
+function postTo(gateway: BillingGateway, authorization: string, key?: string) {
+  return postGeneration(gateway, authorization, modelABody(), key);
+}
+
+/**
+ * Claims whose identity the database cannot hold are refused with 401 naming the claim, before
+ * the engine is called; at the limits exactly, the identity is recorded.
+ */
+async function refusesUnrecordableIdentities(gateway: BillingGateway): Promise<void> {
+  // `ext:` + ISSUER + `:` take this much of the account's 200 characters.
+  const room = 200 - `ext:${ISSUER}:`.length;
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{ iss: ISSUER, sub: 'nul\u0000inside' }, /sub claim holds a control character/],
+    [{ iss: ISSUER, sub: 'tab\tinside' }, /sub claim holds a control character/],
+    [{ iss: `${ISSUER}\u007f`, sub: 'p' }, /iss claim holds a control character/],
+    [{ iss: ISSUER, sub: 'p', jti: 'line\nbreak' }, /jti claim holds a control character/],
+    [
+      { iss: ISSUER, sub: 's'.repeat(room + 1) },
+      /iss and sub claims .* longer than 200 characters/,
+    ],
+    [{ iss: ISSUER, sub: 'p', jti: 'j'.repeat(61) }, /jti claim is longer than 60 characters/],
+  ];
+  const calls = gateway.engine.calls;
+  for (const [claims, message] of cases) {
+    const response = await postTo(gateway, await external(claims));
+    assert.equal(response.statusCode, 401, JSON.stringify(claims));
+    const body = response.json<{ code: string; message: string }>();
+    assert.equal(body.code, 'InvalidApiKey');
+    assert.match(body.message, message);
+  }
+  assert.equal(gateway.engine.calls, calls, 'no request reached the engine');
+  // A surrogate pair is one character, as the database counts them.
+  const longest = 's'.repeat(room - 2) + '\u{1F600}\u{1F600}';
+  const response = await postTo(
+    gateway,
+    await external({ iss: ISSUER, sub: longest, jti: 'j'.repeat(60) }),
+  );
+  assert.equal(response.statusCode, 200, response.body);
+  const rows = await gateway.admission.usage.list({ account: `ext:${ISSUER}:${longest}` }, 10);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]?.tokenId, `ext:${'j'.repeat(60)}`);
+  assert.equal(rows[0]?.imagesBilled, 1);
+}
 
 describe('external tokens keep apart from gateway tokens and accounts', () => {
-  const partner = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  let keyDir: string;
   let gateway: BillingGateway;
 
   before(async () => {
-    keyDir = await mkdtemp(path.join(tmpdir(), 'imagegate-external-'));
-    const keyFile = path.join(keyDir, 'partner.pem');
-    await writeFile(keyFile, partner.publicKey.export({ type: 'spki', format: 'pem' }));
-    gateway = await startBillingGateway({ env: { IMAGEGATE_JWT_PUBLIC_KEYS: keyFile } });
+    gateway = await partnerGateway();
   });
-  after(async () => {
-    await gateway.close();
-    await rm(keyDir, { recursive: true, force: true });
-  });
+  after(() => gateway.close());
 
-  async function external(claims: Record<string, unknown>): Promise<string> {
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: 'ES256' })
-      .setIssuedAt()
-      .setExpirationTime('10m')
-      .sign(partner.privateKey);
-    return `Bearer ${token}`;
-  }
-
-  function post(authorization: string, key?: string) {
-    return gateway.app.inject({
-      method: 'POST',
-      url: GENERATION_URL,
-      headers: {
-        authorization,
-        'content-type': 'application/json',
-        ...(key === undefined ? {} : { 'idempotency-key': key }),
-      },
-      payload: modelABody(),
-    });
-  }
+  const post = (authorization: string, key?: string) => postTo(gateway, authorization, key);
 
   it('is neither limited nor billed as the gateway token its jti names, nor as the account its sub names', async () => {
     const victim = await gateway.token({
@@ -116,6 +167,9 @@ describe('external tokens keep apart from gateway tokens and accounts', () => {
     assert.equal(rows[0]?.tokenId, undefined);
   });
 
+  it('refuses, before anything is spent, an external token whose claims name an identity that cannot be recorded', () =>
+    refusesUnrecordableIdentities(gateway));
+
   it('issues no gateway token under an account name kept for external tokens', async () => {
     await assert.rejects(
       gateway.services.tokenIssuer.issue({
@@ -130,4 +184,12 @@ describe('external tokens keep apart from gateway tokens and accounts', () => {
         /^account: /.test(error.message),
     );
   });
+});
+
+it('refuses, on PostgreSQL, an external identity its columns cannot hold, rather than failing the settlement', async (t) => {
+  const target = await postgresTarget(t);
+  if (target === undefined) return;
+  const gateway = await partnerGateway(target);
+  t.after(() => gateway.close());
+  await refusesUnrecordableIdentities(gateway);
 });
