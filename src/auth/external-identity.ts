@@ -59,8 +59,18 @@ function characters(text: string): number {
 
 const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
 
-/** Refuses a gateway account name from the external tokens' namespace. */
+/**
+ * Refuses a gateway account name that the database cannot hold (as `unrecordableIdentity` does
+ * for external tokens) or that is from the external tokens' namespace.
+ */
 export function checkGatewayAccount(account: string): void {
+  if (CONTROL_CHARACTER.test(account))
+    throw new GatewayError('InvalidParameter', 'account: must not hold a control character');
+  if (characters(account) > MAX_ACCOUNT_CHARACTERS)
+    throw new GatewayError(
+      'InvalidParameter',
+      `account: must be at most ${MAX_ACCOUNT_CHARACTERS} characters`,
+    );
   if (account.startsWith(EXTERNAL_PREFIX)) {
     throw new GatewayError(
       'InvalidParameter',

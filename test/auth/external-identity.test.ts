@@ -170,6 +170,33 @@ describe('external tokens keep apart from gateway tokens and accounts', () => {
   it('refuses, before anything is spent, an external token whose claims name an identity that cannot be recorded', () =>
     refusesUnrecordableIdentities(gateway));
 
+  it('issues no gateway token under an account the database cannot hold', async () => {
+    for (const [account, message] of [
+      ['a'.repeat(201), /^account: must be at most 200 characters/],
+      ['tab\there', /^account: must not hold a control character/],
+    ] as const) {
+      await assert.rejects(
+        gateway.services.tokenIssuer.issue({
+          name: 'odd',
+          account,
+          admin: false,
+          expiresInSeconds: undefined,
+        }),
+        (error: unknown) =>
+          error instanceof GatewayError &&
+          error.code === 'InvalidParameter' &&
+          message.test(error.message),
+      );
+    }
+    const longest = await gateway.services.tokenIssuer.issue({
+      name: 'longest',
+      account: 'a'.repeat(200),
+      admin: false,
+      expiresInSeconds: undefined,
+    });
+    assert.equal(longest.record.account, 'a'.repeat(200));
+  });
+
   it('issues no gateway token under an account name kept for external tokens', async () => {
     await assert.rejects(
       gateway.services.tokenIssuer.issue({
