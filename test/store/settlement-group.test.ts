@@ -13,6 +13,7 @@ import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
 import { TEST_POSTGRES_URL } from '../helpers/postgres.js';
+import { tokensLockedInIdOrder } from '../../src/store/token-locks.js';
 
 /**
  * The database's statements, with every transaction recorded and held open (after its last
@@ -781,6 +782,31 @@ for (const [backend, targetFor] of BACKENDS) {
           .select((eb) => eb.fn.countAll<string>().as('count'))
           .executeTakeFirstOrThrow();
         assert.equal(Number(rows.count), rounds * perToken * nodes.length * tokens.length);
+      });
+
+    if (backend === 'PostgreSQL')
+      it("locks a one-statement group's tokens in the order the transactions sort their ids, whatever the database's collation", async (t) => {
+        const set = await setUp(t);
+        if (set === undefined) return;
+        const { first } = set;
+        // An ICU collation, as a database created under en_US.UTF-8 or ICU orders text: `tok_B`
+        // after `tok_a`, where the transactions' JavaScript sort puts it before.
+        await sql`alter table tokens alter column id type varchar(64) collate "und-x-icu"`.execute(
+          first.db,
+        );
+        const ids = ['tok_B', 'tok_a', 'tok_-', 'tok__', 'tok_9'];
+        for (const id of ids)
+          await sql`insert into tokens (id, name, account, created_at) values (${id}, 'collation', 'acme', 0)`.execute(
+            first.db,
+          );
+        const { rows } = await sql<{ id: string }>`
+          with wanted as (select unnest(${ids}::text[]) as token_id),
+          ${sql.raw(tokensLockedInIdOrder('select token_id from wanted'))}
+          select id from locked`.execute(first.db);
+        assert.deepEqual(
+          rows.map((row) => row.id),
+          [...ids].sort(),
+        );
       });
 
     if (backend === 'PostgreSQL')
