@@ -1,4 +1,9 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import {
+  characterCount,
+  holdsControlCharacter,
+  storedTextProblem,
+} from '../support/stored-text.js';
 
 /**
  * Token ids and account names of external tokens start with this; gateway token ids start with
@@ -25,9 +30,6 @@ export function externalAccount(issuer: string | undefined, subject: string): st
  */
 const MAX_ACCOUNT_CHARACTERS = 200;
 const MAX_TOKEN_ID_CHARACTERS = 64;
-/** C0 controls and DEL: no identifier holds one, and PostgreSQL's text cannot hold NUL at all. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 /** The claims of an external token that name its identity. */
 export interface ExternalClaims {
@@ -42,35 +44,26 @@ export interface ExternalClaims {
  */
 export function unrecordableIdentity(claims: ExternalClaims): string | undefined {
   for (const claim of ['iss', 'sub', 'jti'] as const) {
-    if (CONTROL_CHARACTER.test(claims[claim] ?? ''))
+    if (holdsControlCharacter(claims[claim] ?? ''))
       return `token's ${claim} claim holds a control character`;
   }
-  if (characters(externalAccount(claims.iss, claims.sub)) > MAX_ACCOUNT_CHARACTERS)
+  if (characterCount(externalAccount(claims.iss, claims.sub)) > MAX_ACCOUNT_CHARACTERS)
     return `token's iss and sub claims make an account (ext:<iss>:<sub>) longer than ${MAX_ACCOUNT_CHARACTERS} characters`;
-  if (claims.jti !== undefined && characters(externalTokenId(claims.jti)) > MAX_TOKEN_ID_CHARACTERS)
+  if (
+    claims.jti !== undefined &&
+    characterCount(externalTokenId(claims.jti)) > MAX_TOKEN_ID_CHARACTERS
+  )
     return `token's jti claim is longer than ${MAX_TOKEN_ID_CHARACTERS - EXTERNAL_PREFIX.length} characters`;
   return undefined;
 }
-
-/** Characters as the database counts them: code points, a surrogate pair being one. */
-function characters(text: string): number {
-  return text.length - (text.match(SURROGATE_PAIR)?.length ?? 0);
-}
-
-const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
 
 /**
  * Refuses a gateway account name that the database cannot hold (as `unrecordableIdentity` does
  * for external tokens) or that is from the external tokens' namespace.
  */
 export function checkGatewayAccount(account: string): void {
-  if (CONTROL_CHARACTER.test(account))
-    throw new GatewayError('InvalidParameter', 'account: must not hold a control character');
-  if (characters(account) > MAX_ACCOUNT_CHARACTERS)
-    throw new GatewayError(
-      'InvalidParameter',
-      `account: must be at most ${MAX_ACCOUNT_CHARACTERS} characters`,
-    );
+  const problem = storedTextProblem(account, MAX_ACCOUNT_CHARACTERS);
+  if (problem !== undefined) throw new GatewayError('InvalidParameter', `account: ${problem}`);
   if (account.startsWith(EXTERNAL_PREFIX)) {
     throw new GatewayError(
       'InvalidParameter',

@@ -1,0 +1,27 @@
+/** C0 controls and DEL: no name or identifier holds one, and PostgreSQL's text cannot hold U+0000. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
+
+export function holdsControlCharacter(text: string): boolean {
+  return CONTROL_CHARACTER.test(text);
+}
+
+/**
+ * Characters as the database counts them against a `varchar(n)`: code points, a surrogate pair
+ * being one. SQLite does not enforce such a length; PostgreSQL refuses a longer value, and with it
+ * the statement that writes it.
+ */
+export function characterCount(text: string): number {
+  return text.length - (text.match(SURROGATE_PAIR)?.length ?? 0);
+}
+
+/**
+ * Why the database cannot hold `text` in a column of `maxCharacters`, as a phrase to follow the
+ * field's name; undefined when it can.
+ */
+export function storedTextProblem(text: string, maxCharacters: number): string | undefined {
+  if (holdsControlCharacter(text)) return 'must not hold a control character';
+  if (characterCount(text) > maxCharacters) return `must be at most ${maxCharacters} characters`;
+  return undefined;
+}
