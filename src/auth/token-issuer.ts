@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { storedTextProblem } from '../support/stored-text.js';
 import { checkGatewayAccount } from './external-identity.js';
+
+/** The longest token name the database holds (`tokens.name`, `varchar(200)`). */
+const MAX_NAME_CHARACTERS = 200;
 
 export interface IssueRequest {
   name: string;
@@ -24,6 +29,7 @@ export class TokenIssuer {
   ) {}
 
   async issue(request: IssueRequest): Promise<IssuedToken> {
+    checkTokenName(request.name);
     checkGatewayAccount(request.account);
     const createdAt = this.now();
     const record: TokenRecord = {
@@ -47,4 +53,10 @@ export class TokenIssuer {
     if (record.expiresAt !== undefined) jwt.setExpirationTime(Math.floor(record.expiresAt / 1000));
     return { token: await jwt.sign(this.signingKey), record };
   }
+}
+
+/** Refuses a token name that the database cannot hold. */
+function checkTokenName(name: string): void {
+  const problem = storedTextProblem(name, MAX_NAME_CHARACTERS);
+  if (problem !== undefined) throw new GatewayError('InvalidParameter', `name: ${problem}`);
 }

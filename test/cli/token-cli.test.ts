@@ -80,6 +80,29 @@ describe('imagegate token CLI', () => {
     }
   });
 
+  it('refuses a name or an account the database cannot hold, naming it, and exits 1', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--name', 'n'.repeat(201)], /name: must be at most 200 characters/],
+      [['--name', 'tab\there'], /name: must not hold a control character/],
+      [['--name', 'x', '--account', 'a'.repeat(201)], /account: must be at most 200 characters/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli('token', 'create', ...args);
+      assert.equal(result.code, 1, args.join(' '));
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+    }
+    const longest = await cli(
+      'token',
+      'create',
+      '--name',
+      'n'.repeat(200),
+      '--account',
+      'a'.repeat(200),
+    );
+    assert.equal(longest.code, 0, longest.stderr);
+  });
+
   it('reports every configuration problem at once and exits 1', async () => {
     const { stderr, code } = await runInProcess(
       {
