@@ -36,6 +36,27 @@ export function mainThreadCpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU time used so far by every process named `command` (as /proc/<pid>/comm gives it, e.g.
+ * `postgres`, `redis-server`), all of their threads; a process that exits between two readings
+ * takes its time with it.
+ */
+export function cpuMsOfCommand(command: string): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    } catch {
+      // it exited while we looked
+    }
+  }
+  return total;
+}
+
 /** Resident set size now (VmRSS). */
 export function rssBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

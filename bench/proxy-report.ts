@@ -15,6 +15,11 @@ export interface LoadRow {
   mainThreadShare: number;
   /** CPU of the fake upstream; undefined when it is the process under test. */
   upstreamCpuUsPerRequest: number | undefined;
+  /**
+   * CPU of every PostgreSQL and every Redis process on the machine, for the rows on them;
+   * undefined for the others.
+   */
+  servicesCpuUsPerRequest: { postgres: number; redis: number } | undefined;
 }
 
 /** One caller alone: the median of sequential requests. */
@@ -125,6 +130,7 @@ function loadTable(loads: readonly LoadRow[]): string {
       'CPU µs/req',
       'main thread %',
       'fake upstream CPU µs/req',
+      'PostgreSQL + Redis CPU µs/req',
       'load avg',
     ],
     loads.map((row) => [
@@ -137,6 +143,9 @@ function loadTable(loads: readonly LoadRow[]): string {
       figure(row.cpuUsPerRequest, 0),
       figure(row.mainThreadShare * 100, 0),
       figure(row.upstreamCpuUsPerRequest, 0),
+      row.servicesCpuUsPerRequest === undefined
+        ? '-'
+        : `${figure(row.servicesCpuUsPerRequest.postgres, 0)} + ${figure(row.servicesCpuUsPerRequest.redis, 0)}`,
       figure(row.loadAverage, 1),
     ]),
   );

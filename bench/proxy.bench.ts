@@ -25,6 +25,7 @@ import { largestGreyPng } from './proxy-png.js';
 import { openSharedBackend, QUOTA_TOKEN_LIMITS } from './proxy-postgres-redis.js';
 import {
   cpuMs,
+  cpuMsOfCommand,
   loadAverageText,
   mainThreadCpuMs,
   peakRssBytes,
@@ -110,6 +111,8 @@ interface Target {
   randomRequestIds?: boolean;
   /** Tokens the callers take turns with (`Load.authorizations`). */
   authorizations?: readonly string[];
+  /** The gateway runs on PostgreSQL and Redis, whose CPU the row reports too. */
+  onServices?: boolean;
   close(): Promise<void>;
 }
 
@@ -233,6 +236,7 @@ function setupsOf(
         cpuPid: running.pid,
         randomRequestIds,
         authorizations: running.authorizations,
+        onServices: setup.env !== undefined,
         close: running.stop,
       };
     },
@@ -318,7 +322,9 @@ async function measuredLoad(
   const cpuBefore = cpuMs(target.cpuPid);
   const mainBefore = mainThreadCpuMs(target.cpuPid);
   const upstreamBefore = cpuMs(fake.pid);
+  const servicesBefore = target.onServices === true ? servicesCpuMs() : undefined;
   const result = await load(wrk, target, CONNECTIONS, LOAD_SECONDS);
+  const servicesAfter = target.onServices === true ? servicesCpuMs() : undefined;
   const perRequest = (ms: number) => (ms * 1000) / Math.max(1, result.requests);
   const cpuSpent = cpuMs(target.cpuPid) - cpuBefore;
   return {
@@ -330,7 +336,19 @@ async function measuredLoad(
     mainThreadShare: (mainThreadCpuMs(target.cpuPid) - mainBefore) / Math.max(cpuSpent, 1e-9),
     upstreamCpuUsPerRequest:
       target.cpuPid === fake.pid ? undefined : perRequest(cpuMs(fake.pid) - upstreamBefore),
+    servicesCpuUsPerRequest:
+      servicesBefore === undefined || servicesAfter === undefined
+        ? undefined
+        : {
+            postgres: perRequest(servicesAfter.postgres - servicesBefore.postgres),
+            redis: perRequest(servicesAfter.redis - servicesBefore.redis),
+          },
   };
+}
+
+/** CPU used so far by the machine's PostgreSQL and Redis processes (other work on them too). */
+function servicesCpuMs(): { postgres: number; redis: number } {
+  return { postgres: cpuMsOfCommand('postgres'), redis: cpuMsOfCommand('redis-server') };
 }
 
 function timeAlone(target: Target) {
@@ -621,7 +639,8 @@ function settingsLine(sharedMeasured: boolean): string {
     '  every other setting at its default',
     `load: wrk, ${CONNECTIONS} connections, 2 threads, ${LOAD_SECONDS} s per row after ${WARMUP_SECONDS} s of warm-up, --timeout 30s`,
     `one request alone: median of ${ALONE_REQUESTS} sequential requests on one kept-alive connection, after 20 more`,
-    'CPU: utime + stime from /proc/<pid>/stat over the measured run, divided by the requests answered',
+    'CPU: utime + stime from /proc/<pid>/stat over the measured run, divided by the requests answered;',
+    '  for the PostgreSQL + Redis rows, also that of every postgres and redis-server process',
     ...(sharedMeasured ? [] : ['PostgreSQL + Redis row skipped: not reachable']),
   ].join('\n');
 }
