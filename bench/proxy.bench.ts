@@ -41,6 +41,7 @@ import {
   type LoadRow,
   printReport,
 } from './proxy-report.js';
+import { SETUP } from './proxy-setup-names.js';
 import { findWrk, runWrk } from './proxy-wrk.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -60,11 +61,11 @@ const CROWD_UPSTREAM_MS = 2000;
 const CROWD_SECONDS = Math.max(LOAD_SECONDS, 6);
 /** The crowd's rows: the gateway's two modes, and what plain proxies reach beside them. */
 const CROWD_SETUPS: readonly string[] = [
-  'fake upstream, direct',
-  'nginx proxy_pass (1 worker)',
-  'bare Node.js proxy (node:http + undici)',
-  'imagegate, pass_through_urls',
-  'imagegate default (re-hosts a small PNG)',
+  SETUP.direct,
+  SETUP.nginx,
+  SETUP.bareNode,
+  SETUP.passThrough,
+  SETUP.rehost,
 ];
 /** How often the crowd's memory and the callers waiting at the upstream are read. */
 const CROWD_SAMPLE_MS = 50;
@@ -254,47 +255,33 @@ function setupsOf(
       }),
   });
   return [
-    fixed('fake upstream, direct', fake.url, fake.pid),
-    ...(nginx === undefined
-      ? []
-      : [fixed('nginx proxy_pass (1 worker)', nginx.url, nginx.workerPid)]),
-    ...(bareNode === undefined
-      ? []
-      : [fixed('bare Node.js proxy (node:http + undici)', bareNode.url, bareNode.pid)]),
-    gateway('imagegate, pass_through_urls', true, PASS_THROUGH),
-    gateway('imagegate, pass_through_urls, OpenAI route', false, PASS_THROUGH, OPENAI_ROUTE),
-    gateway(
-      "imagegate, pass_through_urls, callers' random X-Request-Id",
-      false,
-      PASS_THROUGH,
-      DASHSCOPE_ROUTE,
-      true,
-    ),
-    gateway('imagegate default (re-hosts a small PNG)', true, DEFAULT),
-    gateway('imagegate default, log level info', false, { ...DEFAULT, logLevel: 'info' }),
+    fixed(SETUP.direct, fake.url, fake.pid),
+    ...(nginx === undefined ? [] : [fixed(SETUP.nginx, nginx.url, nginx.workerPid)]),
+    ...(bareNode === undefined ? [] : [fixed(SETUP.bareNode, bareNode.url, bareNode.pid)]),
+    gateway(SETUP.passThrough, true, PASS_THROUGH),
+    gateway(SETUP.openAiRoute, false, PASS_THROUGH, OPENAI_ROUTE),
+    gateway(SETUP.randomRequestIds, false, PASS_THROUGH, DASHSCOPE_ROUTE, true),
+    gateway(SETUP.rehost, true, DEFAULT),
+    gateway(SETUP.rehostLogInfo, false, { ...DEFAULT, logLevel: 'info' }),
     ...(sharedEnv === undefined
       ? []
       : [
-          gateway('imagegate default, quota token on PostgreSQL + Redis', false, {
+          gateway(SETUP.rehostOnServices, false, {
             ...DEFAULT,
             env: sharedEnv,
             tokenLimits: QUOTA_TOKEN_LIMITS,
           }),
-          gateway('imagegate pass_through_urls, quota token on PostgreSQL + Redis', false, {
+          gateway(SETUP.passThroughOnServices, false, {
             ...PASS_THROUGH,
             env: sharedEnv,
             tokenLimits: QUOTA_TOKEN_LIMITS,
           }),
-          gateway(
-            `imagegate pass_through_urls, ${MANY_TOKENS} quota tokens on PostgreSQL + Redis`,
-            false,
-            {
-              ...PASS_THROUGH,
-              env: sharedEnv,
-              tokenLimits: QUOTA_TOKEN_LIMITS,
-              tokens: MANY_TOKENS,
-            },
-          ),
+          gateway(SETUP.manyTokensOnServices(MANY_TOKENS), false, {
+            ...PASS_THROUGH,
+            env: sharedEnv,
+            tokenLimits: QUOTA_TOKEN_LIMITS,
+            tokens: MANY_TOKENS,
+          }),
         ]),
   ];
 }
