@@ -42,6 +42,7 @@ import {
   printReport,
 } from './proxy-report.js';
 import { SETUP } from './proxy-setup-names.js';
+import { targetsTable } from './proxy-targets.js';
 import { findWrk, runWrk } from './proxy-wrk.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -174,6 +175,7 @@ export default async function bench(): Promise<BenchRow[]> {
         largeImage,
       };
       printReport(report);
+      console.log(`${targetsTable(report, MANY_TOKENS)}\n`);
       return headlineRows(report);
     } finally {
       await shared?.close();

@@ -1,0 +1,211 @@
+import type { CrowdResult, LoadRow, ProxyReport } from './proxy-report.js';
+import { SETUP } from './proxy-setup-names.js';
+import { figure, markdownTable } from './proxy-table.js';
+
+/**
+ * Issue #11's targets as this run measured them, each beside the bare Node.js proxy's figure (the
+ * floor under any Node gateway) where the target has one. A target whose rows did not run (an
+ * `--only` or `--rows` that left them out, nginx or wrk missing) says so instead of a verdict.
+ */
+export function targetsTable(report: ProxyReport, manyTokens: number): string {
+  const rows: TargetRow[] = [
+    ...passThroughTargets(report.loads),
+    ...rehostTargets(report),
+    aloneTarget(report),
+    ...crowdTargets(report.crowd),
+    ...servicesTargets(report.loads, manyTokens),
+    largestTarget(report),
+  ];
+  return markdownTable(
+    ['issue #11 target', 'wanted', 'this run', 'bare Node.js proxy', 'met'],
+    rows.map((row) => [
+      row.target,
+      row.wanted,
+      row.measured ?? '-',
+      row.floor ?? '-',
+      row.met === undefined ? 'not measured' : row.met ? 'yes' : 'no',
+    ]),
+  );
+}
+
+interface TargetRow {
+  target: string;
+  wanted: string;
+  measured: string | undefined;
+  floor?: string | undefined;
+  met: boolean | undefined;
+}
+
+const CROWD_P50_MS = 2020;
+const CROWD_P99_MS = 2100;
+/** 30 KB of resident memory per caller in flight, in KiB as the crowd table reads it. */
+const CROWD_HELD_KIB = 30_000 / 1024;
+
+function loadOf(
+  loads: readonly LoadRow[],
+  setup: string,
+  upstreamDelayMs: number,
+): LoadRow | undefined {
+  return loads.find((row) => row.setup === setup && row.upstreamDelayMs === upstreamDelayMs);
+}
+
+function ratio(top: number | undefined, bottom: number | undefined): number | undefined {
+  return top === undefined || bottom === undefined || bottom === 0 ? undefined : top / bottom;
+}
+
+function atMost(value: number | undefined, limit: number): boolean | undefined {
+  return value === undefined ? undefined : value <= limit;
+}
+
+function atLeast(value: number | undefined, limit: number): boolean | undefined {
+  return value === undefined ? undefined : value >= limit;
+}
+
+function passThroughTargets(loads: readonly LoadRow[]): TargetRow[] {
+  const cpu = loadOf(loads, SETUP.passThrough, 0)?.cpuUsPerRequest;
+  const floorCpu = loadOf(loads, SETUP.bareNode, 0)?.cpuUsPerRequest;
+  const againstNginx = (setup: string, delay: number) =>
+    ratio(
+      loadOf(loads, setup, delay)?.result.requestsPerSecond,
+      loadOf(loads, SETUP.nginx, delay)?.result.requestsPerSecond,
+    );
+  return [
+    {
+      target: '1. pass-through CPU per request',
+      wanted: '≤ 150 µs',
+      measured: cpu === undefined ? undefined : `${figure(cpu, 0)} µs`,
+      floor: floorCpu === undefined ? undefined : `${figure(floorCpu, 0)} µs`,
+      met: atMost(cpu, 150),
+    },
+    ...[
+      { delay: 0, wanted: 1 / 3, text: '≥ 0.333' },
+      { delay: 50, wanted: 0.95, text: '≥ 0.95' },
+    ].map(({ delay, wanted, text }) => {
+      const measured = againstNginx(SETUP.passThrough, delay);
+      return {
+        target: `1. pass-through req/s against nginx's, upstream delay ${delay} ms`,
+        wanted: text,
+        measured: figure(measured, 3),
+        floor: figure(againstNginx(SETUP.bareNode, delay), 3),
+        met: atLeast(measured, wanted),
+      };
+    }),
+  ];
+}
+
+function rehostTargets(report: ProxyReport): TargetRow[] {
+  const cpuRatio = ratio(
+    loadOf(report.loads, SETUP.rehost, 0)?.cpuUsPerRequest,
+    loadOf(report.loads, SETUP.passThrough, 0)?.cpuUsPerRequest,
+  );
+  const large = typeof report.largeImage === 'string' ? undefined : report.largeImage;
+  const oneRequest = large === undefined ? undefined : large.medianGrowthBytes / large.imageBytes;
+  const allOfThem =
+    large === undefined ? undefined : (large.peakRssBytes - large.idleRssBytes) / large.imageBytes;
+  return [
+    {
+      target: '2. re-hosting CPU against pass-through',
+      wanted: '≤ 1.5',
+      measured: figure(cpuRatio, 3),
+      met: atMost(cpuRatio, 1.5),
+    },
+    {
+      target: '2. a 5 MB upstream image re-hosted: one request, memory growth / size (median)',
+      wanted: '< 2',
+      measured:
+        large === undefined
+          ? undefined
+          : `${figure(oneRequest, 2)} (largest ${figure(large.largestGrowthBytes / large.imageBytes, 2)})`,
+      met: oneRequest === undefined ? undefined : oneRequest < 2,
+    },
+    {
+      target: `2. the same, peak over ${large?.repeats ?? 'all the'} requests in a row / size`,
+      wanted: '< 2',
+      measured: figure(allOfThem, 2),
+      met: allOfThem === undefined ? undefined : allOfThem < 2,
+    },
+  ];
+}
+
+function aloneTarget(report: ProxyReport): TargetRow {
+  const medianOf = (setup: string) => report.alone.find((row) => row.setup === setup)?.medianMs;
+  const direct = medianOf(SETUP.direct);
+  const added = (setup: string) => {
+    const median = medianOf(setup);
+    return median === undefined || direct === undefined ? undefined : median - direct;
+  };
+  const measured = added(SETUP.passThrough);
+  return {
+    target: '3. one request alone, added at the median (pass-through)',
+    wanted: '≤ 0.5 ms',
+    measured: measured === undefined ? undefined : `${figure(measured, 3)} ms`,
+    floor: figure(added(SETUP.bareNode), 3),
+    met: atMost(measured, 0.5),
+  };
+}
+
+function crowdTargets(crowd: readonly CrowdResult[] | string): TargetRow[] {
+  const runs = typeof crowd === 'string' ? [] : crowd;
+  const floorOf = (run: CrowdResult['run']) =>
+    runs.find((row) => row.setup === SETUP.bareNode && row.run === run);
+  return [SETUP.passThrough, SETUP.rehost].flatMap((setup) =>
+    (['cold', 'warm'] as const).map((run) => {
+      const row = runs.find((candidate) => candidate.setup === setup && candidate.run === run);
+      const floor = floorOf(run);
+      const held =
+        row?.heldRssBytes === undefined
+          ? undefined
+          : (row.heldRssBytes - row.idleRssBytes) / row.callers / 1024;
+      const latencyMet =
+        row === undefined
+          ? undefined
+          : row.result.p50Ms <= CROWD_P50_MS &&
+            row.result.p99Ms <= CROWD_P99_MS &&
+            row.result.errors === 0;
+      return {
+        target: `4. 1,000 callers, 2 s upstream, ${setup}, ${run}: p50 / p99 / errors${run === 'cold' ? ' / held memory per caller' : ''}`,
+        wanted: `${CROWD_P50_MS} / ${CROWD_P99_MS} ms / 0${run === 'cold' ? ' / 30 KB' : ''}`,
+        measured:
+          row === undefined
+            ? undefined
+            : `${figure(row.result.p50Ms, 0)} / ${figure(row.result.p99Ms, 0)} ms / ${row.result.errors}${run === 'cold' ? ` / ${figure(held, 1)} KiB` : ''}`,
+        floor:
+          floor === undefined
+            ? undefined
+            : `${figure(floor.result.p50Ms, 0)} / ${figure(floor.result.p99Ms, 0)} ms / ${floor.result.errors}`,
+        met:
+          latencyMet === undefined
+            ? undefined
+            : latencyMet && (run === 'warm' || (held !== undefined && held <= CROWD_HELD_KIB)),
+      };
+    }),
+  );
+}
+
+function servicesTargets(loads: readonly LoadRow[], manyTokens: number): TargetRow[] {
+  return [
+    SETUP.passThroughOnServices,
+    SETUP.manyTokensOnServices(manyTokens),
+    SETUP.rehostOnServices,
+  ].map((setup) => {
+    const perSecond = loadOf(loads, setup, 0)?.result.requestsPerSecond;
+    return {
+      target: `5. ${setup}`,
+      wanted: '≥ 3,000 req/s',
+      measured: perSecond === undefined ? undefined : `${figure(perSecond, 0)} req/s`,
+      met: atLeast(perSecond, 3000),
+    };
+  });
+}
+
+function largestTarget(report: ProxyReport): TargetRow {
+  const large = typeof report.large === 'string' ? undefined : report.large;
+  const growth =
+    large === undefined ? undefined : (large.peakRssBytes - large.idleRssBytes) / large.bodyBytes;
+  return {
+    target: '6. the largest legal request: peak memory growth / body',
+    wanted: '≤ 2',
+    measured: figure(growth, 2),
+    met: atMost(growth, 2),
+  };
+}
