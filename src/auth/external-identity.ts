@@ -2,6 +2,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import {
   characterCount,
   holdsControlCharacter,
+  holdsLoneSurrogate,
   storedTextProblem,
 } from '../support/stored-text.js';
 
@@ -44,8 +45,10 @@ export interface ExternalClaims {
  */
 export function unrecordableIdentity(claims: ExternalClaims): string | undefined {
   for (const claim of ['iss', 'sub', 'jti'] as const) {
-    if (holdsControlCharacter(claims[claim] ?? ''))
-      return `token's ${claim} claim holds a control character`;
+    const text = claims[claim] ?? '';
+    if (holdsControlCharacter(text)) return `token's ${claim} claim holds a control character`;
+    if (holdsLoneSurrogate(text))
+      return `token's ${claim} claim holds a lone surrogate (half of a UTF-16 pair)`;
   }
   if (characterCount(externalAccount(claims.iss, claims.sub)) > MAX_ACCOUNT_CHARACTERS)
     return `token's iss and sub claims make an account (ext:<iss>:<sub>) longer than ${MAX_ACCOUNT_CHARACTERS} characters`;

@@ -8,6 +8,20 @@ export function holdsControlCharacter(text: string): boolean {
 }
 
 /**
+ * Half of a UTF-16 surrogate pair without the other half: JSON can carry one (`"\ud800"`), UTF-8
+ * cannot encode it, so the database stores U+FFFD instead and the stored text no longer equals
+ * the text in hand (a name compared or looked up again then misses its own row).
+ */
+export function holdsLoneSurrogate(text: string): boolean {
+  return !(text as unknown as WellFormedString).isWellFormed();
+}
+
+/** `String.prototype.isWellFormed` (ES2024, in Node 20), which the ES2023 typings lack. */
+interface WellFormedString {
+  isWellFormed(): boolean;
+}
+
+/**
  * Characters as the database counts them against a `varchar(n)`: code points, a surrogate pair
  * being one. SQLite does not enforce such a length; PostgreSQL refuses a longer value, and with it
  * the statement that writes it.
@@ -22,6 +36,7 @@ export function characterCount(text: string): number {
  */
 export function storedTextProblem(text: string, maxCharacters: number): string | undefined {
   if (holdsControlCharacter(text)) return 'must not hold a control character';
+  if (holdsLoneSurrogate(text)) return 'must not hold a lone surrogate (half of a UTF-16 pair)';
   if (characterCount(text) > maxCharacters) return `must be at most ${maxCharacters} characters`;
   return undefined;
 }

@@ -63,6 +63,12 @@ async function refusesUnrecordableIdentities(gateway: BillingGateway): Promise<v
     [{ iss: ISSUER, sub: 'tab\tinside' }, /sub claim holds a control character/],
     [{ iss: `${ISSUER}\u007f`, sub: 'p' }, /iss claim holds a control character/],
     [{ iss: ISSUER, sub: 'p', jti: 'line\nbreak' }, /jti claim holds a control character/],
+    // Stored as U+FFFD, such an identity would no longer match its own rows (an Idempotency-Key's
+    // claim, a task's owner): the request was answered 503 LeaseLost, and its retry replayed
+    // images that were never billed.
+    [{ iss: ISSUER, sub: 'd\ud800' }, /sub claim holds a lone surrogate/],
+    [{ iss: `${ISSUER}\udc00`, sub: 'p' }, /iss claim holds a lone surrogate/],
+    [{ iss: ISSUER, sub: 'p', jti: '\ud800' }, /jti claim holds a lone surrogate/],
     [
       { iss: ISSUER, sub: 's'.repeat(room + 1) },
       /iss and sub claims .* longer than 200 characters/,
@@ -174,6 +180,7 @@ describe('external tokens keep apart from gateway tokens and accounts', () => {
     for (const [account, message] of [
       ['a'.repeat(201), /^account: must be at most 200 characters/],
       ['tab\there', /^account: must not hold a control character/],
+      ['half\ud800pair', /^account: must not hold a lone surrogate/],
     ] as const) {
       await assert.rejects(
         gateway.services.tokenIssuer.issue({
