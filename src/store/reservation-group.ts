@@ -64,7 +64,7 @@ export async function reserveAtOnce(
   const holds = [...imagesByToken].map(([tokenId, images]) => ({ token_id: tokenId, images }));
   try {
     await runner.rows(holdAndRecord, [
-      JSON.stringify(holds),
+      jsonParameter(holds),
       jsonParameter(members.map(reservationOf)),
       holds.length,
     ]);

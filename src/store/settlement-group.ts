@@ -8,6 +8,7 @@ import {
   type StatementRunner,
   statementsByCount,
 } from './hot-statements.js';
+import { jsonParameter } from './json-parameter.js';
 import {
   ledgerJson,
   ledgerParameters,
@@ -125,8 +126,8 @@ export async function settleAtOnce(
   const charges = [...billedByToken].map(([tokenId, billed]) => ({ token_id: tokenId, billed }));
   try {
     await runner.rows(freeChargeAndRecord, [
-      JSON.stringify(reservationIds),
-      JSON.stringify(charges),
+      jsonParameter(reservationIds),
+      jsonParameter(charges),
       ledgerJson(rows),
       reservationIds.length,
     ]);
