@@ -1,4 +1,5 @@
 import { parseDuration } from '../support/duration.js';
+import { holdsControlCharacter } from '../support/stored-text.js';
 import {
   USAGE_GROUPINGS,
   type UsageFilter,
@@ -96,6 +97,11 @@ export function readUsageQuery(
   const until = bound(text.until, 'until');
   if (since !== undefined) filter.since = since;
   if (until !== undefined) filter.until = until;
+  for (const field of ['token', 'account'] as const) {
+    // No token id or account holds one, and PostgreSQL refuses U+0000 in a filter.
+    if (holdsControlCharacter(text[field] ?? ''))
+      throw new UsageQueryError(names[field], 'must not hold a control character');
+  }
   if (text.token !== undefined) filter.tokenId = text.token;
   if (text.account !== undefined) filter.account = text.account;
   return { filter, grouping: grouping as UsageGrouping | undefined, limit };

@@ -9,6 +9,7 @@ import type { RequestAccount } from '../ledger/request-account.js';
 import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
 import { SubmissionClaimLost, type TaskStore } from '../store/task-store.js';
 import { IMAGE_URL_VALIDITY_SECONDS } from '../storage/signed-url.js';
+import { holdsControlCharacter } from '../support/stored-text.js';
 import { validateRequest } from '../validate/validate-request.js';
 import { mayRead, ownerOf, principalOfTask } from './task-owner.js';
 
@@ -120,6 +121,8 @@ export class TaskService {
 
   /** The caller's task (any task for an admin token), or 404. */
   async find(principal: Principal, taskId: string): Promise<TaskRecord> {
+    // No task id holds one, and PostgreSQL refuses U+0000 in the lookup itself.
+    if (holdsControlCharacter(taskId)) throw noSuchTask(taskId);
     const task = await this.options.store.find(taskId);
     if (task === undefined || !mayRead(principal, task)) throw noSuchTask(taskId);
     return task;

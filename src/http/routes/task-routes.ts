@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { TASKS_PATH, underPrefix } from '../../domain/api-paths.js';
 import { isTaskState, TASK_STATES } from '../../domain/task.js';
 import { invalidParameter } from '../../errors/gateway-error.js';
+import { holdsControlCharacter } from '../../support/stored-text.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { parseFilterTime } from '../../tasks/dashscope-time.js';
 import type { TaskListQuery, TaskService } from '../../tasks/task-service.js';
@@ -73,6 +74,9 @@ function readListQuery(raw: unknown): TaskListQuery {
         `is not a parameter of GET /tasks; use ${[...LIST_PARAMETERS].join(', ')}`,
       );
     if (typeof value !== 'string') throw invalidParameter(name, 'must be given once');
+    // No model, token id or other value holds one, and PostgreSQL refuses U+0000 in a filter.
+    if (holdsControlCharacter(value))
+      throw invalidParameter(name, 'must not hold a control character');
     parameters[name] = value;
   }
   const status = parameters.status;
