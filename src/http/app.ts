@@ -13,7 +13,8 @@ import {
   type ChannelStatusSource,
   registerAdminChannelsRoute,
 } from './routes/admin-channels-route.js';
-import { handleError, sendError } from './error-reply.js';
+import { handleError, MAX_PATH_PARAMETER_CHARACTERS, sendError } from './error-reply.js';
+import { frameworkErrorHandler } from './framework-errors.js';
 import { reportFinishedRequests } from './finished-requests-hook.js';
 import { requestIdFor } from './request-id.js';
 import { answerClientError } from './client-error.js';
@@ -119,6 +120,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
     clientErrorHandler: answerClientError,
+    maxParamLength: MAX_PATH_PARAMETER_CHARACTERS,
+    frameworkErrors: frameworkErrorHandler(deps.config.routePrefix),
     // One line per request (reportFinishedRequests) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   });
