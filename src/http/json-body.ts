@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import { InvalidJson, JsonBodyReader } from '../support/json-body-reader.js';
+import { InvalidJson, JsonBodyReader, PrototypeKey } from '../support/json-body-reader.js';
 import { bodyErrors } from './body-errors.js';
 
 /** Strings this long that need no decoding (base64 data URLs) are set aside as they arrive. */
@@ -60,7 +60,13 @@ function readJsonBody(
       body = reader.finish();
     } catch (failure) {
       // Thrown from a stream's event, anything else would end the process: it is this request's.
-      return done(failure instanceof InvalidJson ? bodyErrors.notJson() : asError(failure));
+      return done(
+        failure instanceof InvalidJson
+          ? bodyErrors.notJson()
+          : failure instanceof PrototypeKey
+            ? bodyErrors.prototypeKey()
+            : asError(failure),
+      );
     }
     done(null, body);
   };

@@ -10,8 +10,11 @@ const CONTROL_CHARACTER = /[\u0000-\u001f]/;
 /** What Fastify's default parser refuses too: a body that would poison a prototype. */
 const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 
-/** The body is not valid JSON, or would poison a prototype. */
+/** The body is not valid JSON. */
 export class InvalidJson extends Error {}
+
+/** The body is valid JSON with a key that would poison a prototype (`__proto__`, `constructor.prototype`). */
+export class PrototypeKey extends Error {}
 
 /** Where the reader is in the text: outside strings, in one, or just after a backslash in one. */
 type Place = 'outside' | 'string' | 'escape';
@@ -137,6 +140,8 @@ export class JsonBodyReader {
     try {
       value = secureJsonParse.parse(text, undefined, PARSE_OPTIONS);
     } catch (error) {
+      // Only a refused body is parsed again, to tell a caller which of the two it sent.
+      if (isJson(text)) throw new PrototypeKey('a key that would poison a prototype');
       throw new InvalidJson(error instanceof Error ? error.message : 'not valid JSON');
     }
     return this.marker === undefined ? value : this.restore(value);
@@ -207,5 +212,14 @@ export class JsonBodyReader {
       }
     }
     return original(value);
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }

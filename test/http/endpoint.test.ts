@@ -56,7 +56,13 @@ describe('the endpoint outside validation', () => {
       ['[1,2]', {}, /body: must be a JSON object/],
       ['"text"', {}, /body: must be a JSON object/],
       ['null', {}, /body: must be a JSON object/],
-      ['{"__proto__":{"x":1}}', {}, /not valid JSON/],
+      ['{"__proto__":{"x":1}}', {}, /^body: holds a key named __proto__/],
+      [
+        '{"constructor":{"prototype":{"x":1}}}',
+        {},
+        /^body: holds a key named __proto__, or constructor/,
+      ],
+      ['{"__proto__":{"x":1}', {}, /not valid JSON/],
     ];
     for (const [payload, headers, message] of cases) {
       const response = await post(payload, headers);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InvalidJson, JsonBodyReader } from '../../src/support/json-body-reader.js';
+import { InvalidJson, JsonBodyReader, PrototypeKey } from '../../src/support/json-body-reader.js';
 
 const LIFT = 16;
 
@@ -96,7 +96,9 @@ describe('JsonBodyReader', () => {
       '{"constructor":{"prototype":{"admin":true}}}',
       `{"\\u005f_proto__":{"x":"${LONG}"}}`,
     ])
-      for (const size of CHUNK_SIZES) assert.throws(() => read(text, size), InvalidJson, text);
+      for (const size of CHUNK_SIZES) assert.throws(() => read(text, size), PrototypeKey, text);
+    // Not JSON at all: that is what it is refused for, whatever keys it holds.
+    assert.throws(() => read('{"__proto__":{"x":1}', 7), InvalidJson);
   });
 
   it('does not mistake a caller string for one of its placeholders', () => {
