@@ -1,7 +1,6 @@
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { ModelAccess, RequestGate } from '../admission/admission.js';
 import type { Config } from '../config/config.js';
-import { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationService } from '../generation/generation-service.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
@@ -13,8 +12,8 @@ import {
   type ChannelStatusSource,
   registerAdminChannelsRoute,
 } from './routes/admin-channels-route.js';
-import { handleError, MAX_PATH_PARAMETER_CHARACTERS, sendError } from './error-reply.js';
-import { frameworkErrorHandler } from './framework-errors.js';
+import { handleError, MAX_PATH_PARAMETER_CHARACTERS } from './error-reply.js';
+import { answerUnroutedRequests, frameworkErrorHandler } from './unrouted-requests.js';
 import { reportFinishedRequests } from './finished-requests-hook.js';
 import { requestIdFor } from './request-id.js';
 import { answerClientError } from './client-error.js';
@@ -39,7 +38,6 @@ import {
   OPENAI_ERROR_SHAPE,
   registerOpenAiImageRoutes,
   registerOpenAiModelRoutes,
-  registerOpenAiNotFound,
 } from './routes/openai-routes.js';
 import { type StoredImages, storedImages } from '../storage/stored-images.js';
 import type { TaskService } from '../tasks/task-service.js';
@@ -120,7 +118,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
     clientErrorHandler: answerClientError,
-    maxParamLength: MAX_PATH_PARAMETER_CHARACTERS,
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER_CHARACTERS },
     frameworkErrors: frameworkErrorHandler(deps.config.routePrefix),
     // One line per request (reportFinishedRequests) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -149,12 +147,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   refuseEncodedBodies(app);
   reportFinishedRequests(app, deps.metrics?.gateway);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
-      reply,
-      new GatewayError('NotFound', `no route for ${request.method} ${request.url.split('?')[0]}`),
-    ),
-  );
+  answerUnroutedRequests(app, deps.config.routePrefix);
 
   const modelAliases = deps.config.modelAliases ?? SETTINGS.modelAliases.default;
   const openApi = JSON.stringify(
@@ -237,7 +230,6 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     modelAccess: deps.modelAccess,
     modelAliases,
   });
-  registerOpenAiNotFound(app, deps.config.routePrefix);
   if (deps.tasks !== undefined)
     registerTaskRoutes(app, {
       routePrefix: deps.config.routePrefix,

@@ -38,6 +38,38 @@ describe('the endpoint outside validation', () => {
     }
   });
 
+  it('answers route and method before reading the body: 404 and 405 whatever body comes along', async () => {
+    const send = (method: 'POST' | 'PUT' | 'DELETE', url: string, payload: string) =>
+      gateway.app.inject({
+        method,
+        url,
+        headers: { authorization, 'content-type': 'application/json' },
+        payload,
+      });
+    const oversized = `{"x":"${'a'.repeat(100 * 1024)}"}`;
+    for (const [url, payload] of [
+      ['/healthz', '{'],
+      ['/nope', '{'],
+      ['/nope', oversized],
+    ] as const) {
+      const response = await send('POST', url, payload);
+      assert.equal(response.statusCode, 404, `POST ${url}: ${response.body.slice(0, 200)}`);
+      assert.equal(response.json().code, 'NotFound');
+    }
+    const openAi = await send('POST', '/v1/nope', '{');
+    assert.equal(openAi.statusCode, 404);
+    assert.equal(openAi.json().error.code, 'NotFound');
+    for (const [method, payload] of [
+      ['DELETE', '{'],
+      ['PUT', oversized],
+    ] as const) {
+      const response = await send(method, GENERATION_URL, payload);
+      assert.equal(response.statusCode, 405, `${method}: ${response.body.slice(0, 200)}`);
+      assert.equal(response.json().code, 'MethodNotAllowed');
+      assert.equal(response.headers.allow, 'POST');
+    }
+  });
+
   it('keeps a sane incoming X-Request-Id and replaces an unsafe one', async () => {
     const kept = await post('{', { 'x-request-id': 'trace-42.a:b' });
     assert.equal(kept.headers['x-request-id'], 'trace-42.a:b');

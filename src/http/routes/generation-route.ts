@@ -102,9 +102,13 @@ export function registerGenerationMethodGuard(app: FastifyInstance, routePrefix:
     app.route({
       method: [...OTHER_METHODS],
       url,
-      handler: async (_request, reply) => {
+      // Refused before the body is read: a body sent with the wrong method is never parsed.
+      onRequest: async (_request, reply) => {
         reply.header('allow', 'POST');
         throw new GatewayError('MethodNotAllowed', 'this endpoint accepts POST only');
+      },
+      handler: async () => {
+        throw new Error('unreachable: onRequest refuses every request');
       },
     });
   }

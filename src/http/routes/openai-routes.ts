@@ -174,24 +174,3 @@ export function registerOpenAiModelRoutes(
     }
   });
 }
-
-/** Any other path under /v1 is a 404 in OpenAI's shape, which the SDKs turn into NotFoundError. */
-export function registerOpenAiNotFound(app: FastifyInstance, routePrefix: string): void {
-  for (const root of openAiRoots(routePrefix)) {
-    void app.register(
-      async (scope) => {
-        scope.setNotFoundHandler((request, reply) =>
-          sendError(
-            reply,
-            new GatewayError(
-              'NotFound',
-              `no route for ${request.method} ${request.url.split('?')[0]}`,
-            ),
-            OPENAI_ERROR_SHAPE,
-          ),
-        );
-      },
-      { prefix: root },
-    );
-  }
-}

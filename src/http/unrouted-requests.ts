@@ -1,0 +1,51 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { openAiRoots } from '../domain/api-paths.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { type ErrorShape, GATEWAY_ERROR_SHAPE, gatewayErrorOf, sendError } from './error-reply.js';
+import { OPENAI_ERROR_SHAPE } from './routes/openai-routes.js';
+
+/**
+ * Requests that reach no route are answered 404 in our error shape (OpenAI's under its roots)
+ * before their body is read: route and method come before the body (docs/errors.md), so a
+ * malformed or oversized body cannot turn a 404 into a 400 or a 413.
+ */
+export function answerUnroutedRequests(app: FastifyInstance, routePrefix: string): void {
+  const shapeOf = errorShapeByPath(routePrefix);
+  const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+    sendError(
+      reply,
+      new GatewayError('NotFound', `no route for ${request.method} ${pathOf(request)}`),
+      shapeOf(request),
+    );
+  app.setNotFoundHandler(notFound);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return notFound(request, reply);
+  });
+}
+
+/**
+ * Fastify's `frameworkErrors`: its refusals of a URL made before any route or hook runs (a
+ * percent-escape that does not decode, a path parameter over the routing limit), answered in the
+ * same shapes, with the request id as every other answer has it.
+ */
+export function frameworkErrorHandler(routePrefix: string) {
+  const shapeOf = errorShapeByPath(routePrefix);
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    reply.header('x-request-id', request.id);
+    void sendError(reply, gatewayErrorOf(error, request), shapeOf(request));
+  };
+}
+
+function errorShapeByPath(routePrefix: string): (request: FastifyRequest) => ErrorShape {
+  const roots = openAiRoots(routePrefix);
+  return (request) => {
+    const path = pathOf(request);
+    return roots.some((root) => path === root || path.startsWith(`${root}/`))
+      ? OPENAI_ERROR_SHAPE
+      : GATEWAY_ERROR_SHAPE;
+  };
+}
+
+function pathOf(request: FastifyRequest): string {
+  return request.url.split('?')[0] ?? '';
+}
