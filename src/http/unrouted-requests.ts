@@ -18,8 +18,10 @@ export function answerUnroutedRequests(app: FastifyInstance, routePrefix: string
       shapeOf(request),
     );
   app.setNotFoundHandler(notFound);
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) return notFound(request, reply);
+  // A callback hook: every request passes it, and an async one would cost each a promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404) void notFound(request, reply);
+    else done();
   });
 }
 
