@@ -89,6 +89,11 @@ export function readMultipartForm(
         stream.resume();
         return;
       }
+      if (typeof field !== 'string') {
+        stream.resume();
+        fail(namelessPart());
+        return;
+      }
       const name = fileName(field, imageFiles);
       if (field.startsWith('image')) imageFiles++;
       const reading = readFile(stream, { field, name, filename, contentType });
@@ -99,7 +104,8 @@ export function readMultipartForm(
       files.push(reading);
     });
     parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
-      if (valueTruncated)
+      if (typeof name !== 'string') fail(namelessPart());
+      else if (valueTruncated)
         fail(invalidParameter(name, `is longer than ${limits.maxFieldBytes} bytes`));
       else form.addField(name, value);
     });
@@ -132,4 +138,12 @@ export function readMultipartForm(
     );
     body.pipe(parser);
   });
+}
+
+/** Busboy hands on a part whose Content-Disposition has no `name` with the name undefined. */
+function namelessPart(): GatewayError {
+  return invalidParameter(
+    'body',
+    'a part of the multipart body has no name (Content-Disposition: form-data; name="...")',
+  );
 }

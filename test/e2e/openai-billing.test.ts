@@ -215,4 +215,27 @@ describe('the OpenAI routes share admission, idempotency and the ledger', () => 
       'InvalidParameter',
     );
   });
+
+  it('refuses a multipart part without a name, saying so rather than naming "undefined"', async (t) => {
+    const { gateway, base } = await open(t);
+    const { authorization } = await gateway.token();
+    for (const nameless of [
+      'Content-Disposition: form-data\r\n\r\nx',
+      'Content-Disposition: form-data; filename="a.png"\r\nContent-Type: image/png\r\n\r\nx',
+    ]) {
+      const body = Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\n${MODEL_A}\r\n` +
+          `--${BOUNDARY}\r\n${nameless}\r\n--${BOUNDARY}--\r\n`,
+      );
+      const answer = await fetch(`${base}/images/edits`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+        body,
+      });
+      assert.equal(answer.status, 400);
+      const error = ((await answer.json()) as { error: { message: string; code: string } }).error;
+      assert.equal(error.code, 'InvalidParameter');
+      assert.match(error.message, /^body: a part of the multipart body has no name/);
+    }
+  });
 });
