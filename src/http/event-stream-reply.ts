@@ -18,7 +18,23 @@ export function wantsEventStream(
 ): boolean {
   if (request.answer.stream) return true;
   if (headers['x-dashscope-sse']?.toString().trim().toLowerCase() === 'enable') return true;
-  return headers.accept?.includes('text/event-stream') === true;
+  return headers.accept !== undefined && namesEventStream(headers.accept);
+}
+
+/**
+ * Whether an Accept header lists `text/event-stream` itself (media types are case-insensitive)
+ * with a weight above zero. A wildcard range does not count: browsers send one with every request.
+ */
+function namesEventStream(accept: string): boolean {
+  for (const range of accept.split(',')) {
+    const [type = '', ...parameters] = range.split(';');
+    if (type.trim().toLowerCase() !== 'text/event-stream') continue;
+    const weight = parameters
+      .map((parameter) => parameter.trim().toLowerCase())
+      .find((parameter) => parameter.startsWith('q='));
+    if (weight === undefined || Number(weight.slice(2)) > 0) return true;
+  }
+  return false;
 }
 
 /**

@@ -131,6 +131,7 @@ describe('streaming: the whole result in one event', () => {
   for (const [how, headers, parameters] of [
     ['parameters.stream: true alone', {}, { stream: true }],
     ['Accept: text/event-stream alone', { accept: 'text/event-stream' }, {}],
+    ['Accept in capitals, among others', { accept: 'application/json, TEXT/Event-Stream' }, {}],
     ['X-DashScope-SSE: enable alone', { 'x-dashscope-sse': 'enable' }, {}],
   ] as const) {
     it(`streams when asked by ${how}`, async (t) => {
@@ -151,6 +152,15 @@ describe('streaming: the whole result in one event', () => {
     const output = body?.output as { choices: { message: { content: unknown[] } }[] };
     assert.equal(output.choices[0]?.message.content.length, 3);
   });
+
+  for (const accept of ['text/event-stream;q=0', 'text/event-streamx', '*/*', 'text/*']) {
+    it(`answers JSON to Accept: ${accept}, which does not ask for an event stream`, async (t) => {
+      const opened = await open(t);
+      const answer = await post(opened, modelABody(), { accept });
+      assert.equal(answer.status, 200);
+      assert.match(String(answer.headers['content-type']), /^application\/json/);
+    });
+  }
 
   it('answers stream: false and result_format "message" with the usual JSON', async (t) => {
     const opened = await open(t);
