@@ -117,6 +117,7 @@ export class GenerationPipeline implements GenerationService {
         width: produced.width,
         height: produced.height,
         tokens,
+        createdAt: context.account.receivedAt,
       };
       await ticket.settle({
         channel: engineReport.channel,

@@ -37,6 +37,12 @@ export interface GenerationResult {
   height: number;
   /** Informational token counts of model A's usage. */
   tokens: { input: number; output: number };
+  /**
+   * When the request that produced it arrived (ms since the epoch), kept with the result so that
+   * a replay under its Idempotency-Key answers the same `created` (OpenAI); absent from results
+   * stored before it was kept.
+   */
+  createdAt?: number;
 }
 
 /** Everything after validation: inputs, admission, routing, engines, storage and settlement. */

@@ -11,8 +11,11 @@ import {
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 import { testImage } from './e2e-helpers.js';
 
-async function open(t: TestContext) {
-  const gateway = await startBillingGateway({ env: { IMAGEGATE_LEDGER_FLUSH_MS: '10' } });
+async function open(t: TestContext, now?: () => number) {
+  const gateway = await startBillingGateway({
+    env: { IMAGEGATE_LEDGER_FLUSH_MS: '10' },
+    ...(now === undefined ? {} : { now }),
+  });
   t.after(() => gateway.close());
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   return { gateway, base: `${address}/v1` };
@@ -119,6 +122,24 @@ describe('the OpenAI routes share admission, idempotency and the ledger', () => 
     assert.equal(gateway.engine.calls, 1);
     assert.deepEqual(again.data.data, first.data.data);
     assert.equal(again.response.headers.get('idempotent-replayed'), 'true');
+  });
+
+  it("a replay answers the first answer's created time, however much later it comes", async (t) => {
+    let clock = Date.now();
+    const { gateway, base } = await open(t, () => clock);
+    const { authorization } = await gateway.token();
+    const generate = () =>
+      fetch(`${base}/images/generations`, {
+        method: 'POST',
+        headers: { authorization, 'idempotency-key': 'later', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL_A, prompt: 'a harbour', n: 1 }),
+      });
+    const first = (await (await generate()).json()) as { created: number };
+    assert.equal(first.created, Math.floor(clock / 1000));
+    clock += 90_000;
+    const again = await generate();
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await again.json(), first);
   });
 
   it('an edit repeated byte for byte is a replay; the same key with another file is refused', async (t) => {

@@ -67,7 +67,8 @@ export function registerOpenAiImageRoutes(
       // Input images carry their OpenAI names already; bounding boxes still say parameters.
       throw inOpenAiTerms(error, []);
     });
-    const created = Math.floor(options.now() / 1000);
+    // A replay answers the first answer's time, as it answers its images.
+    const created = Math.floor((result.createdAt ?? options.now()) / 1000);
     if (!storeImages) return urlImagesResponse(generationRequest, result, created);
     const body = await b64ImagesResponse(generationRequest, result, created, options.storedImages);
     return reply.type('application/json; charset=utf-8').send(body);
