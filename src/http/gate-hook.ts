@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type GatePass, NO_SLOT, type RequestGate } from '../admission/admission.js';
 import { finishHook } from './finish-hook.js';
+import { whenClosed } from './when-closed.js';
 
 /**
  * Rate and concurrency limits in `onRequest`, after authentication and before the body is read:
@@ -21,5 +22,5 @@ export function gateRequests(scope: FastifyInstance, gate: RequestGate): void {
 }
 
 function holdUntilClosed(reply: FastifyReply, pass: GatePass): void {
-  if (pass !== NO_SLOT) reply.raw.once('close', () => void pass.release());
+  if (pass !== NO_SLOT) whenClosed(reply, () => void pass.release());
 }

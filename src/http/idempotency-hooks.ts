@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerationResult } from '../generation/generation-service.js';
 import { fingerprintOf, taskFingerprintOf } from '../idempotency/fingerprint.js';
 import { wantsTask } from './async-header.js';
+import { whenClosed } from './when-closed.js';
 import {
   checkIdempotencyKey,
   type IdempotencyClaim,
@@ -66,7 +67,7 @@ async function claimOrReplay(
   const onClose = () => {
     if (!reply.raw.writableFinished) waiting.abort();
   };
-  reply.raw.once('close', onClose);
+  whenClosed(reply, onClose);
   const started = await keys
     .start({
       scope: principal.tokenId ?? `account:${principal.account}`,
@@ -83,7 +84,7 @@ async function claimOrReplay(
     request.idempotencyClaim = claim;
     if (account !== undefined) account.idempotency = claim.fence;
     // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again.
-    reply.raw.once('close', () => void claim.finish());
+    whenClosed(reply, () => void claim.finish());
     return false;
   }
   const { outcome } = started;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RequestAccount } from '../ledger/request-account.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
+import { whenClosed } from './when-closed.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,8 +25,9 @@ export function recordUsage(scope: FastifyInstance, options: LedgerHooksOptions)
 
   scope.addHook('onRequest', (request, reply, done) => {
     request.account = new RequestAccount(request.id, options.now());
-    // A caller who leaves early may never see onResponse; the connection's close always comes.
-    reply.raw.once('close', () => {
+    // A caller who leaves early may never see onResponse; the connection's close always comes
+    // (or came during authentication, which runs before this hook).
+    whenClosed(reply, () => {
       const account = request.account;
       if (reply.raw.writableFinished || account === undefined) return;
       account.callerLeft();

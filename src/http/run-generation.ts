@@ -5,6 +5,7 @@ import type { GenerationResult, GenerationService } from '../generation/generati
 import { principalOf } from './authentication-hook.js';
 import { accountOf } from './ledger-hooks.js';
 import { CancellationSource } from '../support/cancellation.js';
+import { whenClosed } from './when-closed.js';
 
 export interface RunOptions {
   /** The answer reads the images back from storage (base64), so all of them must be stored. */
@@ -45,7 +46,7 @@ export async function runGeneration(
   const onClose = () => {
     if (!reply.raw.writableFinished) abort.abort(new CallerGone());
   };
-  reply.raw.once('close', onClose);
+  whenClosed(reply, onClose);
   try {
     const result = await account.track(
       generation.generate(generationRequest, {
