@@ -236,16 +236,20 @@ export class SqlQuotaStore {
             .executeTakeFirst();
           if (moved.numUpdatedRows === 0n) throw new DeliveryRefused('lease-lost');
         }
-        if (tokenId === undefined) return;
-        const held = fence.reservationId === undefined ? 0 : images;
-        await trx
-          .updateTable('tokens')
-          .set((eb) => ({
-            images_reserved: eb('images_reserved', '-', held),
-            images_used: eb('images_used', '+', images),
-          }))
-          .where('id', '=', tokenId)
-          .execute();
+        if (tokenId !== undefined) {
+          const held = fence.reservationId === undefined ? 0 : images;
+          await trx
+            .updateTable('tokens')
+            .set((eb) => ({
+              images_reserved: eb('images_reserved', '-', held),
+              images_used: eb('images_used', '+', images),
+            }))
+            .where('id', '=', tokenId)
+            .execute();
+        }
+        // The statements above may have waited for locks: a caller who left meanwhile never got
+        // this image, so nothing of it is billed (asked last, just before the commit).
+        if (!fence.callerPresent()) throw new DeliveryRefused('caller-gone');
       });
     } catch (error) {
       if (error instanceof DeliveryRefused) return error.outcome;

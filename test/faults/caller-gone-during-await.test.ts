@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import type { EngineJob } from '../../src/engine/engine.js';
+import { aborted } from '../helpers/aborted.js';
 import {
   type BillingGateway,
   eventually,
+  gate,
   postGeneration,
   startBillingGateway,
 } from '../helpers/billing-gateway.js';
+import { postStreaming } from '../helpers/dashscope-sse.js';
 import { postgresTarget, TEST_POSTGRES_URL } from '../helpers/postgres.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 
@@ -132,4 +137,58 @@ describe('a caller gone while a hook awaits the database', () => {
       assert.equal(retry.statusCode, 200, retry.body);
       assert.equal(retry.headers['idempotent-replayed'], undefined);
     });
+
+  it("bills an incremental stream only the images sent, when it left while an image's bill waited for a lock", async (t) => {
+    const set = await setUp(t);
+    if (set === undefined) return;
+    const { gateway, schema, blocker } = set;
+    const baseUrl = `http://127.0.0.1:${set.port}`;
+    const token = await gateway.token({ limits: { imageQuota: 4 } });
+    const gates = Array.from({ length: 4 }, () => gate());
+    let seen: (job: EngineJob) => void = () => undefined;
+    const job = new Promise<EngineJob>((resolve) => (seen = resolve));
+    gateway.engine.imageGate = async (index, running) => {
+      seen(running);
+      await Promise.race([gates[index]?.promise, aborted(running.signal)]);
+    };
+    const pending = postStreaming(
+      baseUrl,
+      GENERATION_URL,
+      { authorization: token.authorization, 'x-dashscope-sse': 'enable' },
+      modelABody({ enable_sequential: true, n: 4, incremental_output: true }),
+    );
+    gates[0]?.open();
+    const answer = await pending;
+    const requestId = String(answer.headers['x-request-id']);
+    await answer.received(`https://images.test/${requestId}/1-0.png`);
+    // The second image's bill will wait for the reservation's row.
+    await blocker.query('begin');
+    await blocker.query(
+      `select 1 from "${schema}".quota_reservations where token_id = $1 for update`,
+      [token.id],
+    );
+    gates[1]?.open();
+    await eventually(async () => {
+      await blocker.query('select pg_stat_clear_snapshot()');
+      const { rows } = await blocker.query<{ waiting: number }>(
+        `select count(*)::int as waiting from pg_stat_activity
+          where wait_event_type = 'Lock' and query like '%quota_reservations%'
+            and pid <> pg_backend_pid()`,
+      );
+      return (rows[0]?.waiting ?? 0) >= 1;
+    });
+    answer.hangUp();
+    await sleep(100);
+    await blocker.query('commit');
+    await aborted((await job).signal);
+
+    const [gone] = await rowsOf(gateway, token.id, 1);
+    assert.equal(gone?.status, 499);
+    assert.equal(gone?.imagesDelivered, 1);
+    assert.equal(gone?.imagesBilled, 1);
+    await eventually(
+      async () => (await gateway.admission.limits.find(token.id))?.imagesReserved === 0,
+    );
+    assert.equal((await gateway.admission.limits.find(token.id))?.imagesUsed, 1);
+  });
 });
