@@ -14,6 +14,7 @@ import type {
   SettlementFence,
   SettlementOutcome,
 } from '../store/quota-store.js';
+import { isDatabaseUnavailable } from '../store/database-unavailable.js';
 import type {
   Admission,
   AdmissionRequest,
@@ -406,6 +407,9 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     } catch (error) {
       if (await this.settledDespite(account.rowId)) return 'billed';
       if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
+      // The statement may have reached the server, which can still commit it once it answers
+      // again (a frozen or overloaded database): the caller is not told that nothing was billed.
+      if (isDatabaseUnavailable(error)) throw billingUnconfirmed(error);
       throw error;
     }
   }
@@ -477,6 +481,19 @@ const OUTCOME_CODES: Record<SettlementOutcome, string | undefined> = {
   'lease-lost': 'LeaseLost',
   'caller-gone': 'CallerGone',
 };
+
+function billingUnconfirmed(cause: unknown): GatewayError {
+  const error = new GatewayError(
+    'Overloaded',
+    "the gateway's database did not confirm this request's billing in time, so its images were not delivered; the database may still complete it and bill it: retry with the same Idempotency-Key to receive those images without paying twice",
+    { 'Retry-After': String(UNCONFIRMED_RETRY_AFTER_S) },
+  );
+  error.cause = cause;
+  return error;
+}
+
+/** As long as an unavailable database's refusals ask callers to wait (error-reply). */
+const UNCONFIRMED_RETRY_AFTER_S = 2;
 
 function leaseLost(): GatewayError {
   return new GatewayError(
