@@ -170,16 +170,8 @@ export class SqlQuotaStore {
       const row = rowFor(outcome);
       const billed = outcome === 'billed' ? row.imagesBilled - (fence.alreadyBilled ?? 0) : 0;
       const freed = Math.max(0, reserved ?? 0);
-      if (tokenId !== undefined && (freed > 0 || billed > 0)) {
-        await trx
-          .updateTable('tokens')
-          .set((eb) => ({
-            images_reserved: eb('images_reserved', '-', freed),
-            images_used: eb('images_used', '+', billed),
-          }))
-          .where('id', '=', tokenId)
-          .execute();
-      }
+      if (tokenId !== undefined && (freed > 0 || billed > 0))
+        await this.charge(trx, tokenId, freed, billed);
       // A request whose reservation was reclaimed replaces the stand-in row left for it.
       const values = toLedgerRow(row);
       await trx
@@ -236,17 +228,8 @@ export class SqlQuotaStore {
             .executeTakeFirst();
           if (moved.numUpdatedRows === 0n) throw new DeliveryRefused('lease-lost');
         }
-        if (tokenId !== undefined) {
-          const held = fence.reservationId === undefined ? 0 : images;
-          await trx
-            .updateTable('tokens')
-            .set((eb) => ({
-              images_reserved: eb('images_reserved', '-', held),
-              images_used: eb('images_used', '+', images),
-            }))
-            .where('id', '=', tokenId)
-            .execute();
-        }
+        if (tokenId !== undefined)
+          await this.charge(trx, tokenId, fence.reservationId === undefined ? 0 : images, images);
         // The statements above may have waited for locks: a caller who left meanwhile never got
         // this image, so nothing of it is billed (asked last, just before the commit).
         if (!fence.callerPresent()) throw new DeliveryRefused('caller-gone');
@@ -315,6 +298,23 @@ export class SqlQuotaStore {
       .executeTakeFirst();
     // -1: gone (lapsed and reclaimed); 0 is a reservation whose images were all billed already.
     return row === undefined ? -1 : Number(row.images);
+  }
+
+  /** Moves a token's images: `freed` no longer reserved, `billed` used. */
+  private async charge(
+    trx: Transaction<DatabaseSchema>,
+    tokenId: string,
+    freed: number,
+    billed: number,
+  ): Promise<void> {
+    await trx
+      .updateTable('tokens')
+      .set((eb) => ({
+        images_reserved: eb('images_reserved', '-', freed),
+        images_used: eb('images_used', '+', billed),
+      }))
+      .where('id', '=', tokenId)
+      .execute();
   }
 
   private async unhold(
