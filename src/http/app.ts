@@ -12,8 +12,12 @@ import {
   type ChannelStatusSource,
   registerAdminChannelsRoute,
 } from './routes/admin-channels-route.js';
-import { handleError, MAX_PATH_PARAMETER_CHARACTERS } from './error-reply.js';
-import { answerUnroutedRequests, frameworkErrorHandler } from './unrouted-requests.js';
+import { handleError } from './error-reply.js';
+import {
+  answerUnroutedRequests,
+  frameworkErrorHandler,
+  MAX_PATH_PARAMETER_CHARACTERS,
+} from './unrouted-requests.js';
 import { reportFinishedRequests } from './finished-requests-hook.js';
 import { requestIdFor } from './request-id.js';
 import { answerClientError } from './client-error.js';

@@ -7,8 +7,6 @@ import { bodyErrors } from './body-errors.js';
 
 /** A database outage is usually a restart or a fail-over: seconds, not minutes. */
 const DATABASE_RETRY_AFTER_S = 2;
-/** Fastify's `maxParamLength`, left at its default: longer than any id a path names. */
-export const MAX_PATH_PARAMETER_CHARACTERS = 100;
 /**
  * A refused request's body of at most this many bytes is read and dropped, so that its caller
  * keeps the connection (a rate-limited caller would otherwise reconnect for every 429); a larger
@@ -31,17 +29,6 @@ function fromFastifyError(error: FastifyError): GatewayError | undefined {
       return bodyErrors.notJson();
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return bodyErrors.lengthMismatch();
-    case 'FST_ERR_BAD_URL':
-      return new GatewayError(
-        'InvalidParameter',
-        'path: a percent-escape does not decode to UTF-8',
-      );
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      // Routing refuses a path parameter (a task id, an image's file name, a model id) this long.
-      return new GatewayError(
-        'NotFound',
-        `no route: a path segment is longer than ${MAX_PATH_PARAMETER_CHARACTERS} characters`,
-      );
     default:
       break;
   }

@@ -4,6 +4,9 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { type ErrorShape, GATEWAY_ERROR_SHAPE, gatewayErrorOf, sendError } from './error-reply.js';
 import { OPENAI_ERROR_SHAPE } from './routes/openai-routes.js';
 
+/** Fastify's `maxParamLength`, left at its default: longer than any id a path names. */
+export const MAX_PATH_PARAMETER_CHARACTERS = 100;
+
 /**
  * Requests that reach no route are answered 404 in our error shape (OpenAI's under its roots)
  * before their body is read: route and method come before the body (docs/errors.md), so a
@@ -34,8 +37,26 @@ export function frameworkErrorHandler(routePrefix: string) {
   const shapeOf = errorShapeByPath(routePrefix);
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     reply.header('x-request-id', request.id);
-    void sendError(reply, gatewayErrorOf(error, request), shapeOf(request));
+    void sendError(reply, refusalOf(error, request), shapeOf(request));
   };
+}
+
+function refusalOf(error: FastifyError, request: FastifyRequest): GatewayError {
+  switch (error.code) {
+    case 'FST_ERR_BAD_URL':
+      return new GatewayError(
+        'InvalidParameter',
+        'path: a percent-escape does not decode to UTF-8',
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // No task id, image file name or model id is this long.
+      return new GatewayError(
+        'NotFound',
+        `no route: a path segment is longer than ${MAX_PATH_PARAMETER_CHARACTERS} characters`,
+      );
+    default:
+      return gatewayErrorOf(error, request);
+  }
 }
 
 function errorShapeByPath(routePrefix: string): (request: FastifyRequest) => ErrorShape {
