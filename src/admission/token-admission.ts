@@ -14,7 +14,7 @@ import type {
   SettlementFence,
   SettlementOutcome,
 } from '../store/quota-store.js';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../store/database-unavailable.js';
 import type {
   Admission,
   AdmissionRequest,
@@ -486,14 +486,11 @@ function billingUnconfirmed(cause: unknown): GatewayError {
   const error = new GatewayError(
     'Overloaded',
     "the gateway's database did not confirm this request's billing in time, so its images were not delivered; the database may still complete it and bill it: retry with the same Idempotency-Key to receive those images without paying twice",
-    { 'Retry-After': String(UNCONFIRMED_RETRY_AFTER_S) },
+    { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
   );
   error.cause = cause;
   return error;
 }
-
-/** As long as an unavailable database's refusals ask callers to wait (error-reply). */
-const UNCONFIRMED_RETRY_AFTER_S = 2;
 
 function leaseLost(): GatewayError {
   return new GatewayError(

@@ -2,11 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors/error-table.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../store/database-unavailable.js';
 import { bodyErrors } from './body-errors.js';
 
-/** A database outage is usually a restart or a fail-over: seconds, not minutes. */
-const DATABASE_RETRY_AFTER_S = 2;
 /**
  * A refused request's body of at most this many bytes is read and dropped, so that its caller
  * keeps the connection (a rate-limited caller would otherwise reconnect for every 429); a larger
