@@ -1,10 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import {
-  characterCount,
-  holdsControlCharacter,
-  holdsLoneSurrogate,
-  storedTextProblem,
-} from '../support/stored-text.js';
+import { characterCount, storedTextProblem, unstorableCharacter } from '../support/stored-text.js';
 
 /**
  * Token ids and account names of external tokens start with this; gateway token ids start with
@@ -45,10 +40,8 @@ export interface ExternalClaims {
  */
 export function unrecordableIdentity(claims: ExternalClaims): string | undefined {
   for (const claim of ['iss', 'sub', 'jti'] as const) {
-    const text = claims[claim] ?? '';
-    if (holdsControlCharacter(text)) return `token's ${claim} claim holds a control character`;
-    if (holdsLoneSurrogate(text))
-      return `token's ${claim} claim holds a lone surrogate (half of a UTF-16 pair)`;
+    const character = unstorableCharacter(claims[claim] ?? '');
+    if (character !== undefined) return `token's ${claim} claim holds ${character}`;
   }
   if (characterCount(externalAccount(claims.iss, claims.sub)) > MAX_ACCOUNT_CHARACTERS)
     return `token's iss and sub claims make an account (ext:<iss>:<sub>) longer than ${MAX_ACCOUNT_CHARACTERS} characters`;

@@ -12,7 +12,7 @@ export function holdsControlCharacter(text: string): boolean {
  * cannot encode it, so the database stores U+FFFD instead and the stored text no longer equals
  * the text in hand (a name compared or looked up again then misses its own row).
  */
-export function holdsLoneSurrogate(text: string): boolean {
+function holdsLoneSurrogate(text: string): boolean {
   return !(text as unknown as WellFormedString).isWellFormed();
 }
 
@@ -31,12 +31,22 @@ export function characterCount(text: string): number {
 }
 
 /**
+ * The character in `text` that no name or identifier may hold, as a phrase ("a control
+ * character"); undefined when there is none.
+ */
+export function unstorableCharacter(text: string): string | undefined {
+  if (holdsControlCharacter(text)) return 'a control character';
+  if (holdsLoneSurrogate(text)) return 'a lone surrogate (half of a UTF-16 pair)';
+  return undefined;
+}
+
+/**
  * Why the database cannot hold `text` in a column of `maxCharacters`, as a phrase to follow the
  * field's name; undefined when it can.
  */
 export function storedTextProblem(text: string, maxCharacters: number): string | undefined {
-  if (holdsControlCharacter(text)) return 'must not hold a control character';
-  if (holdsLoneSurrogate(text)) return 'must not hold a lone surrogate (half of a UTF-16 pair)';
+  const character = unstorableCharacter(text);
+  if (character !== undefined) return `must not hold ${character}`;
   if (characterCount(text) > maxCharacters) return `must be at most ${maxCharacters} characters`;
   return undefined;
 }
