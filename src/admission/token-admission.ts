@@ -7,7 +7,7 @@ import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { costOf } from '../ledger/prices.js';
 import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
-import type { UsageRow } from '../domain/usage-row.js';
+import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
 import type {
   DeliveryFence,
   ReservationRequest,
@@ -323,10 +323,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
             reservationId,
             idempotency: account.idempotency,
             callerPresent,
-            abandonedRow:
-              reservationId === undefined
-                ? undefined
-                : this.partlyBilledRow(account, principal, billedSoFar + images),
+            standInRow: this.partlyBilledRow(account, principal, billedSoFar + images),
           },
           images,
         );
@@ -467,9 +464,6 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
   }
 }
 
-/** Status of a ledger row whose request was never answered: its node died mid-request. */
-export const ABANDONED_STATUS = 0;
-
 const OUTCOME_STATUS: Record<SettlementOutcome, number> = {
   billed: 200,
   'lease-lost': 503,
@@ -503,7 +497,7 @@ function leaseLost(): GatewayError {
 /** The row a reclaimed reservation leaves: nothing produced, nothing billed, no answer sent. */
 function abandonedRow(account: RequestAccount, principal: Principal): UsageRow {
   const row = account.toRow(principal, {
-    status: ABANDONED_STATUS,
+    status: STAND_IN_STATUS,
     costMicros: 0,
     endedAt: account.receivedAt,
   });

@@ -1,3 +1,10 @@
+/**
+ * Status of a stand-in row: a request whose own row is not written yet. It is written for a
+ * request that billed images before its end (an incremental stream) or whose reservation was
+ * reclaimed, and the request's own row replaces it; it stays only for a request lost with its node.
+ */
+export const STAND_IN_STATUS = 0;
+
 /** One request as the usage ledger records it: who, what, outcome, images, cost and timings. */
 export interface UsageRow {
   /** Unique per row, so that retried writes never record a request twice. */

@@ -1,4 +1,4 @@
-import type { UsageRow } from '../domain/usage-row.js';
+import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
 import {
   type Parameter,
   parametersOf,
@@ -14,10 +14,16 @@ const REPLACED = LEDGER_COLUMNS.filter((column) => column !== 'id')
   .map((column) => `${column} = excluded.${column}`)
   .join(', ');
 
-/** Inserts rows; a row whose id is already there is kept (a retried batch adds nothing). */
+/**
+ * A row whose id is already there is kept (a retried batch adds nothing, and a settlement's row is
+ * never overwritten), unless it is a stand-in, which the request's own row replaces.
+ */
+const KEEP_ALL_BUT_STAND_INS = `on conflict (id) do update set ${REPLACED} where usage_ledger.status = ${STAND_IN_STATUS}`;
+
+/** Inserts the rows of requests that billed nothing more at their end (`KEEP_ALL_BUT_STAND_INS`). */
 export const insertLedgerRows = statementsByCount(
   (count) =>
-    `insert into usage_ledger (${COLUMNS}) values ${placeholderRows(count, LEDGER_COLUMNS.length)} on conflict (id) do nothing`,
+    `insert into usage_ledger (${COLUMNS}) values ${placeholderRows(count, LEDGER_COLUMNS.length)} ${KEEP_ALL_BUT_STAND_INS}`,
 );
 
 /** Inserts rows; a row whose id is already there (a reclaimed request's stand-in) is replaced. */
@@ -42,7 +48,7 @@ const LEDGER_ROWS_FROM_JSON = `select ${COLUMNS} from json_populate_recordset(nu
 
 /** PostgreSQL: `insertLedgerRows` with the rows as `ledgerJson`. */
 export const insertLedgerJson = new Statement(
-  `insert into usage_ledger (${COLUMNS}) ${LEDGER_ROWS_FROM_JSON} on conflict (id) do nothing`,
+  `insert into usage_ledger (${COLUMNS}) ${LEDGER_ROWS_FROM_JSON} ${KEEP_ALL_BUT_STAND_INS}`,
 );
 
 /** PostgreSQL: the text of `upsertLedgerRows` with the rows as `ledgerJson`, for a larger statement. */

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { UsageRow } from '../domain/usage-row.js';
+import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
 import { endClaim } from './claim-fence.js';
 import { GroupCommit } from '../support/group-commit.js';
 import type { Database } from './database.js';
@@ -189,8 +189,10 @@ export class SqlQuotaStore {
    * Bills `images` of a running request before it settles (an incremental stream delivers each
    * image once it is billed), in one short transaction under the settlement's fences: the caller
    * still there, the Idempotency-Key claim still its own, the reservation still held (else
-   * `lease-lost`, and nothing is billed). The images move from reserved to used; the reservation
-   * counts them in `images_billed` and keeps the stand-in row a reclaim would write honest.
+   * `lease-lost`, and nothing is billed). The images move from reserved to used, the reservation
+   * counts them in `images_billed`, and the request's stand-in row says how many were billed: a
+   * node killed at any moment after the commit leaves those images with a row. The request's own
+   * row replaces the stand-in when it ends.
    */
   async billDelivered(
     tokenId: string | undefined,
@@ -219,9 +221,6 @@ export class SqlQuotaStore {
             .set((eb) => ({
               images: eb('images', '-', images),
               images_billed: eb('images_billed', '+', images),
-              ...(fence.abandonedRow === undefined
-                ? {}
-                : { ledger_row: JSON.stringify(fence.abandonedRow) }),
             }))
             .where('id', '=', fence.reservationId)
             .where('images', '>=', images)
@@ -230,6 +229,7 @@ export class SqlQuotaStore {
         }
         if (tokenId !== undefined)
           await this.charge(trx, tokenId, fence.reservationId === undefined ? 0 : images, images);
+        await this.writeStandIn(trx, fence.standInRow);
         // The statements above may have waited for locks: a caller who left meanwhile never got
         // this image, so nothing of it is billed (asked last, just before the commit).
         if (!fence.callerPresent()) throw new DeliveryRefused('caller-gone');
@@ -285,6 +285,21 @@ export class SqlQuotaStore {
       }
       return [...byToken.values()].reduce((sum, images) => sum + images, 0);
     });
+  }
+
+  /** Writes or refreshes a request's stand-in row; a row of the request's own is never replaced. */
+  private async writeStandIn(trx: Transaction<DatabaseSchema>, row: UsageRow): Promise<void> {
+    const values = toLedgerRow(row);
+    await trx
+      .insertInto('usage_ledger')
+      .values(values)
+      .onConflict((conflict) =>
+        conflict
+          .column('id')
+          .doUpdateSet(Object.assign({}, values, { id: undefined }))
+          .where('usage_ledger.status', '=', STAND_IN_STATUS),
+      )
+      .execute();
   }
 
   private async dropReservation(

@@ -45,8 +45,11 @@ export interface DeliveryFence {
   /** The Idempotency-Key claim, still running and this request's own. */
   idempotency: Pick<ClaimFence, 'scope' | 'key' | 'owner'> | undefined;
   callerPresent: () => boolean;
-  /** The stand-in row a reclaim writes from now on: it carries the images billed so far. */
-  abandonedRow: UsageRow | undefined;
+  /**
+   * The request's stand-in row, carrying every image billed so far: written with the bill, so
+   * that billed images always have a row, whatever becomes of the node before the request ends.
+   */
+  standInRow: UsageRow;
 }
 
 /** The task a settlement completes, and what it records on it. */

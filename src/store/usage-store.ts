@@ -29,7 +29,10 @@ export class SqlUsageStore {
     this.statements = database.statements;
   }
 
-  /** Inserts rows; a row whose id is already there is skipped, so a retried batch is harmless. */
+  /**
+   * Inserts rows; a row whose id is already there is kept, so a retried batch is harmless, unless
+   * it is a stand-in, which the request's own row replaces.
+   */
   async insert(rows: readonly UsageRow[]): Promise<void> {
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
       const batch = rows.slice(start, start + ROWS_PER_INSERT);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { EngineJob } from '../../src/engine/engine.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
 import {
   type BillingGateway,
   eventually,
@@ -8,7 +9,7 @@ import {
   startBillingGateway,
 } from '../helpers/billing-gateway.js';
 import { BACKENDS } from '../helpers/database-backends.js';
-import { parseLikeSdk, postStreaming } from '../helpers/dashscope-sse.js';
+import { parseLikeSdk, postStreaming, type StreamingExchange } from '../helpers/dashscope-sse.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 import { aborted } from '../helpers/aborted.js';
 
@@ -30,6 +31,8 @@ interface Stepped {
   release(index: number): void;
   /** The running job, once the engine has it. */
   job: Promise<EngineJob>;
+  /** Every stream posted, hung up when the test ends. */
+  exchanges: StreamingExchange[];
 }
 
 async function openStepped(
@@ -42,7 +45,12 @@ async function openStepped(
   const database = await target(t);
   if (database === undefined) return undefined;
   const gateway = await startBillingGateway({ database });
-  t.after(() => gateway.close());
+  const exchanges: StreamingExchange[] = [];
+  // A stream a failed assertion left open would hold the gateway's close for ever.
+  t.after(async () => {
+    for (const exchange of exchanges) exchange.hangUp();
+    await gateway.close();
+  });
   const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   const token = await gateway.token({ limits: { imageQuota } });
   const gates = Array.from({ length: 8 }, () => gate());
@@ -54,16 +62,18 @@ async function openStepped(
     jobSeen(running);
     await Promise.race([gates[index]?.promise, aborted(running.signal)]);
   };
-  return { gateway, baseUrl, token, job, release: (index) => gates[index]?.open() };
+  return { gateway, baseUrl, token, job, exchanges, release: (index) => gates[index]?.open() };
 }
 
-function post(opened: Stepped, body: unknown) {
-  return postStreaming(
+async function post(opened: Stepped, body: unknown): Promise<StreamingExchange> {
+  const exchange = await postStreaming(
     opened.baseUrl,
     GENERATION_URL,
     { authorization: opened.token.authorization, ...SDK_STREAM_HEADERS },
     body,
   );
+  opened.exchanges.push(exchange);
+  return exchange;
 }
 
 async function standing(opened: Stepped) {
@@ -135,8 +145,10 @@ for (const [name] of BACKENDS) {
       const { signal } = await opened.job;
       answer.hangUp();
       await aborted(signal);
-      await eventually(async () => (await ledgerRows(opened)).length === 1);
-      const [row] = await ledgerRows(opened);
+      // The stand-in row holds the 2 billed images until the request's own row replaces it.
+      await eventually(async () => (await ledgerRows(opened))[0]?.status === 499);
+      const [row, ...others] = await ledgerRows(opened);
+      assert.deepEqual(others, []);
       assert.deepEqual(
         [row?.status, row?.errorCode, row?.imagesDelivered, row?.imagesBilled],
         [499, 'CallerGone', 2, 2],
@@ -178,11 +190,67 @@ for (const [name] of BACKENDS) {
       assert.ok(!events.some((event) => event.data.includes(imageUrl(requestId, 1))));
       assert.equal(JSON.parse(events[1]?.data ?? '{}').code, 'Overloaded');
       assert.deepEqual(await standing(opened), { used: 1, reserved: 0 }, 'nothing more billed');
-      // The request's own row does not replace the stand-in: either way one row, 1 image billed.
+      // The request's own row replaces the stand-in: one row, saying what the caller saw.
       await eventually(async () => opened.gateway.engine.calls === 1);
       const rows = await ledgerRows(opened);
       assert.equal(rows.length, 1);
-      assert.deepEqual([rows[0]?.imagesDelivered, rows[0]?.imagesBilled], [1, 1]);
+      assert.deepEqual(
+        [rows[0]?.status, rows[0]?.errorCode, rows[0]?.imagesDelivered, rows[0]?.imagesBilled],
+        [503, 'Overloaded', 1, 1],
+      );
     });
+
+    for (const imageQuota of [4, null]) {
+      it(`keeps each billed image in a row from its bill on, before the ledger's flush, when the stream fails (${imageQuota === null ? 'no quota' : 'quota'})`, async (t) => {
+        const opened = await openStepped(t, name, imageQuota ?? undefined);
+        if (opened === undefined) return;
+        if (imageQuota === null)
+          await opened.gateway.admission.limits.update(opened.token.id, { imageQuota: null });
+        const stepped = opened.gateway.engine.imageGate;
+        opened.gateway.engine.imageGate = async (index, job) => {
+          if (index === 2) throw new GatewayError('UpstreamError', 'the upstream broke');
+          await stepped?.(index, job);
+        };
+        // What the database holds without the ledger's flush is what a node killed now leaves.
+        const unflushed = () =>
+          opened.gateway.admission.usage.list({ tokenId: opened.token.id }, 10);
+        const pending = post(opened, FOUR_IMAGES);
+        opened.release(0);
+        const answer = await pending;
+        const requestId = String(answer.headers['x-request-id']);
+        await answer.received(imageUrl(requestId, 0));
+        const afterOne = await unflushed();
+        assert.deepEqual(
+          afterOne.map((row) => [row.status, row.errorCode, row.imagesBilled]),
+          [[0, 'Abandoned', 1]],
+          'the first image has its row as soon as it is billed',
+        );
+        opened.release(1);
+        const events = parseLikeSdk(await answer.whole());
+        assert.deepEqual(
+          events.map((event) => [event.id, event.event]),
+          [
+            ['1', 'result'],
+            ['2', 'result'],
+            ['3', 'error'],
+          ],
+        );
+        await eventually(async () => (await standing(opened)).reserved === 0);
+        assert.equal((await standing(opened)).used, 2);
+        const beforeFlush = await unflushed();
+        assert.deepEqual(
+          beforeFlush.map((row) => [row.status, row.imagesDelivered, row.imagesBilled]),
+          [[0, 2, 2]],
+          'both billed images are in a row while the final row waits for the flush',
+        );
+        assert.ok(beforeFlush[0]?.costMicros !== undefined && beforeFlush[0].costMicros >= 0);
+        const [final, ...others] = await ledgerRows(opened);
+        assert.deepEqual(others, []);
+        assert.deepEqual(
+          [final?.id, final?.status, final?.errorCode, final?.imagesDelivered, final?.imagesBilled],
+          [beforeFlush[0]?.id, 502, 'UpstreamError', 2, 2],
+        );
+      });
+    }
   });
 }

@@ -4,6 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { EngineJob } from '../../src/engine/engine.js';
+import { STAND_IN_STATUS } from '../../src/domain/usage-row.js';
 import { aborted } from '../helpers/aborted.js';
 import {
   type BillingGateway,
@@ -69,10 +70,12 @@ describe('a caller gone while a hook awaits the database', () => {
     await blocker.query('rollback');
   }
 
+  /** Once `count` requests have their own rows (an incremental stream's stand-in is replaced). */
   async function rowsOf(gateway: BillingGateway, tokenId: string, count: number) {
     await eventually(async () => {
       await gateway.admission.ledger.flush();
-      return (await gateway.admission.usage.list({ tokenId }, 10)).length >= count;
+      const rows = await gateway.admission.usage.list({ tokenId }, 10);
+      return rows.length >= count && rows.every((row) => row.status !== STAND_IN_STATUS);
     });
     return gateway.admission.usage.list({ tokenId }, 10);
   }

@@ -169,12 +169,12 @@ it('a node stalled (SIGSTOP) mid-request: retries with the same Idempotency-Key 
     assert.equal(first.imagesDelivered, 0);
     assert.equal(first.costMicros, 0);
     // Stalled past its lease: its settlement found the lease gone (LeaseLost), or it never
-    // settled because its caller had left and the reclaimed stand-in stays (Abandoned).
+    // settled because its caller had left (CallerGone, replacing the reclaimed stand-in).
     if (key === PATIENT_KEY) assert.deepEqual([first.status, first.errorCode], [503, 'LeaseLost']);
     else
       assert.ok(
         (first.status === 503 && first.errorCode === 'LeaseLost') ||
-          (first.status === 0 && first.errorCode === 'Abandoned'),
+          (first.status === 499 && first.errorCode === 'CallerGone'),
         `a-${key}: ${first.status} ${first.errorCode}`,
       );
     assert.deepEqual(

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { STAND_IN_STATUS } from '../../src/domain/usage-row.js';
+import { openDatabase } from '../../src/store/database.js';
+import { SqlUsageStore } from '../../src/store/usage-store.js';
+import { BACKENDS } from '../helpers/database-backends.js';
+import { usageRow } from '../helpers/usage-rows.js';
+
+// A request that billed images before its end has a stand-in row from its first bill on; the
+// row the ledger writes when the request ends replaces it. Any other row already there stays:
+// a retried batch adds nothing, and a settlement's row is never overwritten by a later one.
+for (const [backend, targetFor] of BACKENDS) {
+  describe(`usage ledger inserts on ${backend}`, () => {
+    it('replace a stand-in row, keep any other row, and write new rows, in one batch', async (t) => {
+      const target = await targetFor(t);
+      if (target === undefined) return;
+      const database = await openDatabase(target);
+      t.after(() => database.close());
+      const store = new SqlUsageStore(database);
+      const standIn = usageRow(2, {
+        status: STAND_IN_STATUS,
+        errorCode: 'Abandoned',
+        createdAt: 1,
+      });
+      const settled = usageRow(3, { createdAt: 2 });
+      await store.insert([standIn, settled]);
+
+      const ended = { ...standIn, status: 499, errorCode: 'CallerGone', gatewayMs: 900 };
+      const late = { ...settled, status: 503, errorCode: 'Overloaded', imagesBilled: 0 };
+      const fresh = usageRow(1, { createdAt: 3 });
+      await store.insert([ended, late, fresh]);
+      assert.deepEqual(await store.list({}, 10), [ended, settled, fresh]);
+
+      await store.insert([{ ...ended, status: STAND_IN_STATUS, errorCode: 'Abandoned' }]);
+      assert.deepEqual(
+        await store.list({}, 10),
+        [ended, settled, fresh],
+        'a stand-in replaces nothing',
+      );
+    });
+  });
+}
