@@ -18,7 +18,7 @@ import {
   frameworkErrorHandler,
   MAX_PATH_PARAMETER_CHARACTERS,
 } from './unrouted-requests.js';
-import { reportFinishedRequests } from './finished-requests-hook.js';
+import { finishedRequestReporter, reportFinishedRequests } from './finished-requests-hook.js';
 import { requestIdFor } from './request-id.js';
 import { answerClientError } from './client-error.js';
 import { InFlightBudget } from './in-flight-budget.js';
@@ -105,6 +105,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     maxConnections: deps.config.maxConnections ?? SETTINGS.maxConnections.default,
     requestTimeoutMs: deps.config.requestTimeoutMs ?? SETTINGS.requestTimeoutMs.default,
   };
+  const reportFinished = finishedRequestReporter(deps.metrics?.gateway);
   const app = Fastify({
     logger: {
       level: deps.config.logLevel,
@@ -123,7 +124,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     },
     clientErrorHandler: answerClientError,
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER_CHARACTERS },
-    frameworkErrors: frameworkErrorHandler(deps.config.routePrefix),
+    frameworkErrors: frameworkErrorHandler(deps.config.routePrefix, reportFinished),
     // One line per request (reportFinishedRequests) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   });
@@ -149,7 +150,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     ),
   );
   refuseEncodedBodies(app);
-  reportFinishedRequests(app, deps.metrics?.gateway);
+  reportFinishedRequests(app, reportFinished);
   app.setErrorHandler(handleError);
   answerUnroutedRequests(app, deps.config.routePrefix);
 

@@ -10,18 +10,22 @@ const LOGGED_AT_INFO = new Set(['trace', 'debug', 'info']);
 
 const roundedMs = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms));
 
+/** Logs and counts one request that ended; a request already reported is not reported again. */
+export type ReportFinished = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  callerLeft: boolean,
+) => void;
+
 /**
  * One log line and one count per request, once it ends: answered, or left by its caller before
- * the answer (which Fastify's onResponse never sees). The path is logged without its query, which
- * carries image URL signatures; tokens, keys and image data are never logged.
+ * the answer. The path is logged without its query, which carries image URL signatures; tokens,
+ * keys and image data are never logged.
  */
-export function reportFinishedRequests(
-  app: FastifyInstance,
-  metrics: GatewayMetrics | undefined,
-): void {
+export function finishedRequestReporter(metrics: GatewayMetrics | undefined): ReportFinished {
   const reported = new WeakSet<FastifyRequest>();
 
-  const report = (request: FastifyRequest, reply: FastifyReply, callerLeft: boolean) => {
+  return (request, reply, callerLeft) => {
     if (reported.has(request)) return;
     reported.add(request);
     const account = request.account;
@@ -65,7 +69,13 @@ export function reportFinishedRequests(
       'request',
     );
   };
+}
 
+/**
+ * Reports every request that reaches the hooks once it ends: on Fastify's onResponse, or on the
+ * connection's close when the caller left before the answer (which onResponse never sees).
+ */
+export function reportFinishedRequests(app: FastifyInstance, report: ReportFinished): void {
   app.addHook('onRequest', (request, reply, done) => {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) report(request, reply, true);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { openAiRoots } from '../domain/api-paths.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { ReportFinished } from './finished-requests-hook.js';
 import { type ErrorShape, GATEWAY_ERROR_SHAPE, gatewayErrorOf, sendError } from './error-reply.js';
 import { OPENAI_ERROR_SHAPE } from './routes/openai-routes.js';
 
@@ -31,12 +32,14 @@ export function answerUnroutedRequests(app: FastifyInstance, routePrefix: string
 /**
  * Fastify's `frameworkErrors`: its refusals of a URL made before any route or hook runs (a
  * percent-escape that does not decode, a path parameter over the routing limit), answered in the
- * same shapes, with the request id as every other answer has it.
+ * same shapes, with the request id as every other answer has it. No hook runs for them, so they
+ * are logged and counted here, like every other request.
  */
-export function frameworkErrorHandler(routePrefix: string) {
+export function frameworkErrorHandler(routePrefix: string, report: ReportFinished) {
   const shapeOf = errorShapeByPath(routePrefix);
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     reply.header('x-request-id', request.id);
+    reply.raw.once('close', () => report(request, reply, !reply.raw.writableFinished));
     void sendError(reply, refusalOf(error, request), shapeOf(request));
   };
 }

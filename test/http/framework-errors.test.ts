@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { type BillingGateway, startBillingGateway } from '../helpers/billing-gateway.js';
+import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
 
 /**
  * URLs Fastify refuses before any route or hook runs: once answered in Fastify's own shape
@@ -8,9 +10,10 @@ import { type BillingGateway, startBillingGateway } from '../helpers/billing-gat
  */
 describe('URLs refused before routing', () => {
   let gateway: BillingGateway;
+  const metrics = new GatewayMetrics();
 
   before(async () => {
-    gateway = await startBillingGateway();
+    gateway = await startBillingGateway({ metrics });
   });
   after(() => gateway.close());
 
@@ -42,4 +45,27 @@ describe('URLs refused before routing', () => {
     assert.match(body.error.message, /^path: /);
     assert.equal(body.error.type, 'invalid_request_error');
   });
+
+  it('counts them in the request metrics, as every answered request is', async () => {
+    const before = await requestCounts();
+    const url = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    for (const path of ['/api/v1/tasks/%FF', `/api/v1/tasks/${'a'.repeat(500)}`])
+      await (await fetch(`${url}${path}`)).arrayBuffer();
+    const after = await requestCounts();
+    assert.equal(
+      (after.get('400 InvalidParameter') ?? 0) - (before.get('400 InvalidParameter') ?? 0),
+      1,
+    );
+    assert.equal((after.get('404 NotFound') ?? 0) - (before.get('404 NotFound') ?? 0), 1);
+  });
+
+  async function requestCounts(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const sample of samplesOf(
+      parseSamples(await metrics.scrape()),
+      'imagegate_requests_total',
+    ))
+      counts.set(`${sample.labels.status} ${sample.labels.code}`, sample.value);
+    return counts;
+  }
 });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { GenerationRequest } from '../../src/domain/generation-request.js';
 import { MODEL_A } from '../../src/domain/models.js';
 import type { Principal } from '../../src/domain/principal.js';
@@ -232,6 +233,26 @@ describe('the request log line and Server-Timing', () => {
       ),
       [],
     );
+  });
+
+  it('logs URLs refused before routing like any other request', async () => {
+    for (const [url, status, code] of [
+      ['/api/v1/tasks/%FF?signature=s1', 400, 'InvalidParameter'],
+      [`/v1/models/${'a'.repeat(500)}`, 404, 'NotFound'],
+    ] as const) {
+      const response = await fetch(`http://127.0.0.1:${port}${url}`);
+      assert.equal(response.status, status);
+      await response.arrayBuffer();
+      const line = await Promise.race([
+        log.requestLine(String(response.headers.get('x-request-id'))),
+        sleep(2000).then(() => assert.fail(`${url}: no request line`)),
+      ]);
+      assert.deepEqual(
+        [line.method, line.path, line.status, line.code],
+        ['GET', url.split('?')[0], status, code],
+      );
+      assert.equal(typeof line.ms, 'number');
+    }
   });
 
   it('logs requests outside generation with their path, status and time only', async () => {
