@@ -389,7 +389,6 @@ export async function checkBooks(
   return { rows, unrecorded };
 }
 
-/** SIGTERM: each node finishes its requests and writes its buffered ledger rows, then exits 0. */
 /**
  * The end of a fault test on processes: once every reservation has been settled, released or
  * reclaimed (a dead connection may leave one to lapse, within a few leases), the nodes stop
@@ -412,6 +411,7 @@ export async function settleStopAndCheck(
   return checkBooks(books, tokenId, outcomes, mayLackRow);
 }
 
+/** SIGTERM: each node finishes its requests and writes its buffered ledger rows, then exits 0. */
 export async function stopGracefully(nodes: readonly FaultNode[]): Promise<void> {
   for (const node of nodes) node.child.kill('SIGTERM');
   assert.deepEqual(
