@@ -226,6 +226,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
       decision = await this.options.limiter.pass({ slot, rate });
     } catch (error) {
       this.limiterFailed(error);
+      // A call that timed out may still run (the limiter busy, not gone): the slot it took would
+      // be held by nobody until its lease ran out. Freeing it, by its holder, undoes that; sent
+      // after the call on the same connection, it runs after it.
+      if (slot !== undefined) void this.releaseSlot(slot.hold);
       return undefined;
     }
     if (decision.slot?.acquired === false) {
