@@ -52,6 +52,8 @@ export interface QuotaBook {
   ): Promise<SettlementOutcome>;
   /** Whether the ledger row `rowId` was written by a settlement that billed. */
   isBilled(rowId: string): Promise<boolean>;
+  /** The images the stand-in row `rowId` says were billed one by one; 0 when it has none. */
+  billedOnStandIn(rowId: string): Promise<number>;
   release(reservationId: string, tokenId: string): Promise<void>;
   reclaimExpired(now: number, tokenId?: string): Promise<number>;
 }
@@ -321,16 +323,24 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
       },
       billDelivered: async (images: number, callerPresent: () => boolean) => {
         if (ended) throw new Error('billDelivered after the ticket ended');
-        const outcome = await this.options.quota.billDelivered(
-          principal.tokenId,
-          {
-            reservationId,
-            idempotency: account.idempotency,
-            callerPresent,
-            standInRow: this.partlyBilledRow(account, principal, billedSoFar + images),
-          },
-          images,
-        );
+        let outcome: SettlementOutcome;
+        try {
+          outcome = await this.options.quota.billDelivered(
+            principal.tokenId,
+            {
+              reservationId,
+              idempotency: account.idempotency,
+              callerPresent,
+              standInRow: this.partlyBilledRow(account, principal, billedSoFar + images),
+            },
+            images,
+          );
+        } catch (error) {
+          // The commit may have gone through with its answer lost: then the images are billed,
+          // and delivered, as the stand-in row it wrote says.
+          if (!(await this.billedDespite(account.rowId, billedSoFar + images))) throw error;
+          outcome = 'billed';
+        }
         if (outcome === 'lease-lost') throw leaseLost();
         if (outcome === 'caller-gone') throw new CallerGone();
         billedSoFar += images;
@@ -428,6 +438,15 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
   private async settledDespite(rowId: string): Promise<boolean> {
     try {
       return await this.options.quota.isBilled(rowId);
+    } catch {
+      return false;
+    }
+  }
+
+  /** After a partial bill failed: whether it committed all the same, the stand-in row at `billed`. */
+  private async billedDespite(rowId: string, billed: number): Promise<boolean> {
+    try {
+      return (await this.options.quota.billedOnStandIn(rowId)) >= billed;
     } catch {
       return false;
     }

@@ -15,10 +15,24 @@ const REPLACED = LEDGER_COLUMNS.filter((column) => column !== 'id')
   .join(', ');
 
 /**
+ * What the request's own row takes from a stand-in it replaces: everything, except that the images
+ * billed (and their cost) never go down. A partial bill whose commit went through while its answer
+ * was lost is counted on the stand-in and in the token's `images_used`, but not by the request,
+ * which stopped there; the row keeps it, so that the books still balance.
+ */
+const REPLACING_STAND_IN = LEDGER_COLUMNS.filter((column) => column !== 'id')
+  .map((column) =>
+    column === 'images_billed' || column === 'cost_micros'
+      ? `${column} = case when usage_ledger.images_billed > excluded.images_billed then usage_ledger.${column} else excluded.${column} end`
+      : `${column} = excluded.${column}`,
+  )
+  .join(', ');
+
+/**
  * A row whose id is already there is kept (a retried batch adds nothing, and a settlement's row is
  * never overwritten), unless it is a stand-in, which the request's own row replaces.
  */
-const KEEP_ALL_BUT_STAND_INS = `on conflict (id) do update set ${REPLACED} where usage_ledger.status = ${STAND_IN_STATUS}`;
+const KEEP_ALL_BUT_STAND_INS = `on conflict (id) do update set ${REPLACING_STAND_IN} where usage_ledger.status = ${STAND_IN_STATUS}`;
 
 /** Inserts the rows of requests that billed nothing more at their end (`KEEP_ALL_BUT_STAND_INS`). */
 export const insertLedgerRows = statementsByCount(

@@ -251,6 +251,17 @@ export class SqlQuotaStore {
     return row !== undefined && Number(row.status) === 200;
   }
 
+  /** The images the request's stand-in row `rowId` says were billed; 0 when it has none. */
+  async billedOnStandIn(rowId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('usage_ledger')
+      .select('images_billed')
+      .where('id', '=', rowId)
+      .where('status', '=', STAND_IN_STATUS)
+      .executeTakeFirst();
+    return row === undefined ? 0 : Number(row.images_billed);
+  }
+
   /** Frees a reservation without billing anything. */
   async release(reservationId: string, tokenId: string): Promise<void> {
     await this.statements.transaction(async (runner) => {

@@ -200,6 +200,60 @@ for (const [name] of BACKENDS) {
       );
     });
 
+    // A partial bill whose COMMIT reached the server while its answer was lost (a connection
+    // reset, a database frozen after the commit): the image is billed whatever the gateway heard.
+    for (const checkFails of [false, true]) {
+      it(`keeps the books when a partial bill committed but its answer was lost${checkFails ? ', and the check after it fails too' : ''}`, async (t) => {
+        const opened = await openStepped(t, name);
+        if (opened === undefined) return;
+        const quota = opened.gateway.admission.quota;
+        const billDelivered = quota.billDelivered.bind(quota);
+        let bills = 0;
+        quota.billDelivered = async (...args) => {
+          const outcome = await billDelivered(...args);
+          if (++bills === 2) throw new Error('connection lost after COMMIT was sent');
+          return outcome;
+        };
+        if (checkFails)
+          quota.billedOnStandIn = async () => {
+            throw new Error('database unreachable');
+          };
+        const pending = post(opened, FOUR_IMAGES);
+        opened.release(0);
+        const answer = await pending;
+        const requestId = String(answer.headers['x-request-id']);
+        await answer.received(imageUrl(requestId, 0));
+        for (const index of [1, 2, 3]) opened.release(index);
+        const events = parseLikeSdk(await answer.whole());
+        await eventually(async () => (await standing(opened)).reserved === 0);
+        const rows = await ledgerRows(opened);
+        assert.equal(rows.length, 1);
+        const [row] = rows;
+        if (!checkFails) {
+          // The stand-in row says the second image was billed: it is delivered, and the stream goes on.
+          assert.deepEqual(
+            events.map((event) => event.event),
+            ['result', 'result', 'result', 'result', 'result'],
+          );
+          assert.deepEqual(await standing(opened), { used: 4, reserved: 0 });
+          assert.deepEqual([row?.status, row?.imagesDelivered, row?.imagesBilled], [200, 4, 4]);
+          return;
+        }
+        // Nothing tells: the stream stops, and the row keeps the image its stand-in counted.
+        assert.deepEqual(
+          events.map((event) => event.event),
+          ['result', 'error'],
+        );
+        assert.deepEqual(await standing(opened), { used: 2, reserved: 0 });
+        assert.deepEqual(
+          [row?.status, row?.imagesDelivered, row?.imagesBilled],
+          [500, 1, 2],
+          'billed on the row = images_used, though only 1 reached the caller',
+        );
+        assert.ok((row?.costMicros ?? -1) >= 0);
+      });
+    }
+
     for (const imageQuota of [4, null]) {
       it(`keeps each billed image in a row from its bill on, before the ledger's flush, when the stream fails (${imageQuota === null ? 'no quota' : 'quota'})`, async (t) => {
         const opened = await openStepped(t, name, imageQuota ?? undefined);

@@ -9,6 +9,7 @@ export function acceptingQuota(): TokenAdmissionOptions['quota'] {
     settle: async () => 'billed' as const,
     billDelivered: async () => 'billed' as const,
     isBilled: async () => false,
+    billedOnStandIn: async () => 0,
     release: async () => undefined,
     reclaimExpired: async () => 0,
   };

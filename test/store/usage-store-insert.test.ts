@@ -31,9 +31,29 @@ for (const [backend, targetFor] of BACKENDS) {
       await store.insert([ended, late, fresh]);
       assert.deepEqual(await store.list({}, 10), [ended, settled, fresh]);
 
+      // A stand-in that counts an image more than the request's own row (a bill whose answer was
+      // lost): the row keeps the images billed and their cost, and takes the rest.
+      const counted = usageRow(3, {
+        status: STAND_IN_STATUS,
+        errorCode: 'Abandoned',
+        createdAt: 4,
+      });
+      await store.insert([counted]);
+      const stopped = {
+        ...counted,
+        status: 500,
+        errorCode: 'InternalError',
+        imagesDelivered: 2,
+        imagesBilled: 2,
+        costMicros: 80_000,
+      };
+      await store.insert([stopped]);
+      const [kept] = await store.list({ since: 4 }, 10);
+      assert.deepEqual(kept, { ...stopped, imagesBilled: 3, costMicros: counted.costMicros });
+
       await store.insert([{ ...ended, status: STAND_IN_STATUS, errorCode: 'Abandoned' }]);
       assert.deepEqual(
-        await store.list({}, 10),
+        await store.list({ until: 4 }, 10),
         [ended, settled, fresh],
         'a stand-in replaces nothing',
       );
