@@ -10,11 +10,15 @@ const LOGGED_AT_INFO = new Set(['trace', 'debug', 'info']);
 
 const roundedMs = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms));
 
-/** Logs and counts one request that ended; a request already reported is not reported again. */
+/**
+ * Logs and counts one request that ended; a request already reported is not reported again.
+ * `elapsedMs`, when Fastify did not time the reply (a refusal before routing); else its own.
+ */
 export type ReportFinished = (
   request: FastifyRequest,
   reply: FastifyReply,
   callerLeft: boolean,
+  elapsedMs?: number,
 ) => void;
 
 /**
@@ -25,12 +29,12 @@ export type ReportFinished = (
 export function finishedRequestReporter(metrics: GatewayMetrics | undefined): ReportFinished {
   const reported = new WeakSet<FastifyRequest>();
 
-  return (request, reply, callerLeft) => {
+  return (request, reply, callerLeft, elapsedMs = reply.elapsedTime) => {
     if (reported.has(request)) return;
     reported.add(request);
     const account = request.account;
     account?.describeModelOf(request.body);
-    const times = stageTimesOf(account, reply.elapsedTime);
+    const times = stageTimesOf(account, elapsedMs);
     const outcome: RequestOutcome = {
       route: request.routeOptions.url,
       method: request.method,

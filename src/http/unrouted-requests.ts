@@ -39,7 +39,13 @@ export function frameworkErrorHandler(routePrefix: string, report: ReportFinishe
   const shapeOf = errorShapeByPath(routePrefix);
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     reply.header('x-request-id', request.id);
-    reply.raw.once('close', () => report(request, reply, !reply.raw.writableFinished));
+    // Fastify times only routed replies; routing is where this request's time starts.
+    const started = performance.now();
+    const reportAnswered = () => report(request, reply, false, performance.now() - started);
+    reply.raw.once('finish', reportAnswered);
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) report(request, reply, true, performance.now() - started);
+    });
     void sendError(reply, refusalOf(error, request), shapeOf(request));
   };
 }

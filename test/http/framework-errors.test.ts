@@ -59,6 +59,15 @@ describe('URLs refused before routing', () => {
     assert.equal((after.get('404 NotFound') ?? 0) - (before.get('404 NotFound') ?? 0), 1);
   });
 
+  it('counts them with the status answered under inject too, never as callers who left', async () => {
+    const before = await requestCounts();
+    await gateway.app.inject({ url: '/api/v1/tasks/%FF' });
+    const after = await requestCounts();
+    const added = (key: string) => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+    assert.equal(added('400 InvalidParameter'), 1);
+    assert.equal(added('499 CallerGone'), 0);
+  });
+
   async function requestCounts(): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for (const sample of samplesOf(
