@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { promisify } from 'node:util';
+import { freePort } from '../helpers/free-port.js';
 import { SERVICES_REQUIRED } from '../helpers/postgres.js';
 
 const run = promisify(execFile);
@@ -34,15 +34,6 @@ async function findBinaries(): Promise<string | undefined> {
     .filter((entry) => existsSync(path.join(POSTGRES_ROOT, entry, 'bin', 'initdb')))
     .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : path.join(POSTGRES_ROOT, versions[0], 'bin');
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** The process ids of `root` and all its descendants, read from /proc. */

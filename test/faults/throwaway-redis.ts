@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
+import { freePort } from '../helpers/free-port.js';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { postgresTarget, SERVICES_REQUIRED } from '../helpers/postgres.js';
 import {
@@ -18,16 +17,6 @@ import {
 } from './fault-rig.js';
 
 export const REDIS_SERVER = '/usr/bin/redis-server';
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** A redis-server of the test's own on `port`, keeping nothing on disk; killed when the test ends. */
 export async function startRedis(t: TestContext, port: number): Promise<ChildProcess> {
