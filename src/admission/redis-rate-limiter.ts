@@ -40,8 +40,13 @@ function slotDecisionOf([acquired, inUse]: number[], limit: number): SlotDecisio
  * so concurrent nodes can never admit more than the limit between them. While Redis is not
  * connected, calls fail at once instead of queueing.
  */
+/** Slot releases kept while Redis is away; past this many, the oldest go (their leases end first). */
+const MAX_DEFERRED_RELEASES = 10_000;
+
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis & LimiterCommands;
+  /** Slot releases that could not be sent, by holder: sent once Redis is ready again. */
+  private readonly deferredReleases = new Map<string, SlotHold>();
 
   constructor(
     redis: Redis,
@@ -49,6 +54,7 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly ownsConnection = true,
   ) {
     this.redis = defineLimiterCommands(redis);
+    this.redis.on('ready', this.sendDeferredReleases);
   }
 
   async pass({ slot, rate }: GateRequest): Promise<GateDecision> {
@@ -98,12 +104,23 @@ export class RedisRateLimiter implements RateLimiter {
     );
   }
 
+  /**
+   * Frees a slot. A release that cannot be sent now (Redis reconnecting, or a call that failed) is
+   * sent again once Redis is ready: else the slot would stay held by nobody until its lease ran
+   * out. Rejects all the same, so that the failure is reported.
+   */
   async releaseSlot(hold: SlotHold) {
-    this.ensureReady();
-    await this.redis.zrem(this.slotKey(hold.key), hold.holder);
+    try {
+      this.ensureReady();
+      await this.redis.zrem(this.slotKey(hold.key), hold.holder);
+    } catch (error) {
+      this.deferRelease(hold);
+      throw error;
+    }
   }
 
   async close() {
+    this.redis.off('ready', this.sendDeferredReleases);
     if (!this.ownsConnection) return;
     try {
       await this.redis.quit();
@@ -111,6 +128,22 @@ export class RedisRateLimiter implements RateLimiter {
       this.redis.disconnect();
     }
   }
+
+  private deferRelease(hold: SlotHold): void {
+    // A long outage under load: the oldest releases go first (their slots expire soonest).
+    if (this.deferredReleases.size >= MAX_DEFERRED_RELEASES) {
+      const oldest = this.deferredReleases.keys().next().value;
+      if (oldest !== undefined) this.deferredReleases.delete(oldest);
+    }
+    this.deferredReleases.set(hold.holder, hold);
+  }
+
+  private readonly sendDeferredReleases = (): void => {
+    const holds = [...this.deferredReleases.values()];
+    this.deferredReleases.clear();
+    for (const hold of holds)
+      this.redis.zrem(this.slotKey(hold.key), hold.holder).catch(() => this.deferRelease(hold));
+  };
 
   private ensureReady() {
     if (this.redis.status !== 'ready')

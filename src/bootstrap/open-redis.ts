@@ -13,6 +13,10 @@ const CONNECT_WAIT_MS = 2000;
 export async function openRedis(url: string, log: Log): Promise<Redis> {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
+    // A command left unanswered by a dropped connection is not sent again on the next one: the
+    // gateway stopped waiting for it (and let its request through), so a gate script run then
+    // would take a slot that nobody holds.
+    autoResendUnfulfilledCommands: false,
     enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     commandTimeout: 1000,
