@@ -81,12 +81,17 @@ async function stallingProxy(
   const server = createServer((client) => {
     clients.add(client);
     const upstream = connectTcp(Number(redisUrl.port || 6379), redisUrl.hostname);
-    const openAt = Date.now() + delayNextMs;
+    // A new connection's data waits, in order, until it opens.
+    let waiting: Buffer[] | undefined = delayNextMs > 0 ? [] : undefined;
+    if (waiting !== undefined)
+      setTimeout(() => {
+        for (const chunk of waiting ?? []) upstream.write(chunk);
+        waiting = undefined;
+      }, delayNextMs);
     delayNextMs = 0;
     client.on('data', (chunk: Buffer) => {
       if (stalled) return;
-      const wait = openAt - Date.now();
-      if (wait > 0) setTimeout(() => upstream.write(chunk), wait);
+      if (waiting !== undefined) waiting.push(chunk);
       else upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => client.write(chunk));
