@@ -36,13 +36,17 @@ function slotDecisionOf([acquired, inUse]: number[], limit: number): SlotDecisio
 }
 
 /**
- * The rate limiter shared by every node through one Redis. Each decision is one atomic script,
- * so concurrent nodes can never admit more than the limit between them. While Redis is not
- * connected, calls fail at once instead of queueing.
+ * Slot releases kept while Redis is away; past this many, the oldest are dropped (their leases
+ * end first).
  */
-/** Slot releases kept while Redis is away; past this many, the oldest go (their leases end first). */
 const MAX_DEFERRED_RELEASES = 10_000;
 
+/**
+ * The rate limiter shared by every node through one Redis. Each decision is one atomic script,
+ * so concurrent nodes can never admit more than the limit between them. While Redis is not
+ * connected, calls fail at once instead of queueing; a slot release that failed is sent again
+ * once it is back.
+ */
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis & LimiterCommands;
   /** Slot releases that could not be sent, by holder: sent once Redis is ready again. */

@@ -443,7 +443,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     }
   }
 
-  /** After a partial bill failed: whether it committed all the same, the stand-in row at `billed`. */
+  /**
+   * After a partial bill failed: whether it committed all the same, its stand-in row counting
+   * `billed` images.
+   */
   private async billedDespite(rowId: string, billed: number): Promise<boolean> {
     try {
       return (await this.options.quota.billedOnStandIn(rowId)) >= billed;

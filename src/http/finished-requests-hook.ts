@@ -12,7 +12,8 @@ const roundedMs = (ms: number | undefined) => (ms === undefined ? undefined : Ma
 
 /**
  * Logs and counts one request that ended; a request already reported is not reported again.
- * `elapsedMs`, when Fastify did not time the reply (a refusal before routing); else its own.
+ * `elapsedMs` is given for replies Fastify did not time (refusals before routing); otherwise the
+ * reply's own elapsed time is used.
  */
 export type ReportFinished = (
   request: FastifyRequest,

@@ -43,5 +43,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return UNAVAILABLE_MESSAGES.some((message) => error.message.includes(message));
 }
 
-/** How long callers refused for an unavailable database are asked to wait: an outage is usually a restart or a fail-over, seconds rather than minutes. */
+/**
+ * How long callers refused for an unavailable database are asked to wait: an outage is usually a
+ * restart or a fail-over, seconds rather than minutes.
+ */
 export const DATABASE_RETRY_AFTER_S = 2;
