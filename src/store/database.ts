@@ -42,6 +42,11 @@ export interface DatabaseOptions {
 
 /** How often the background checkpoint runs: the log stays within about a second of writes. */
 const WAL_CHECKPOINT_INTERVAL_MS = 1000;
+/**
+ * A log file that a burst (or checkpoints that could not run) grew past this is cut back to it
+ * when the log next starts over; below it, the file is kept and written over, never regrown.
+ */
+const WAL_FILE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 export interface Database {
   readonly kind: DatabaseTarget['kind'];
@@ -110,6 +115,7 @@ async function openSqlite(
   connection.pragma('journal_mode = WAL');
   connection.pragma(`busy_timeout = ${Math.max(limits.lockTimeoutMs, 1)}`);
   connection.pragma('synchronous = NORMAL');
+  connection.pragma(`journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
   // Statement journals and sorts in memory: otherwise SQLite creates, writes and unlinks files
   // under /var/tmp on the event loop (a multi-row insert inside a transaction needs one).
   connection.pragma('temp_store = MEMORY');

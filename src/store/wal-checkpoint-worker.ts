@@ -6,6 +6,19 @@ export interface WalCheckpointTask {
   last: boolean;
 }
 
+/** What `pragma wal_checkpoint` reports: frames in the log, and how many of them are copied. */
+interface CheckpointRow {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/**
+ * SQLite's own autocheckpoint size (1000 pages, 4 MiB). A log that PASSIVE leaves at least this
+ * long is started over: only then does the committing connection write from its beginning again.
+ */
+const RESTART_AFTER_FRAMES = 1000;
+
 /** One connection per database file, kept between tasks. */
 const connections = new Map<string, SQLite.Database>();
 
@@ -13,21 +26,34 @@ function connectionTo(file: string): SQLite.Database {
   let connection = connections.get(file);
   if (connection === undefined) {
     connection = new SQLite(file);
-    // A checkpoint never waits for a lock: PASSIVE copies what it can now and leaves the rest.
+    // A checkpoint never waits for a lock: it copies what it can now and leaves the rest.
     connection.pragma('busy_timeout = 0');
     connections.set(file, connection);
   }
   return connection;
 }
 
+function checkpointed(connection: SQLite.Database, mode: 'PASSIVE' | 'RESTART'): CheckpointRow {
+  return (connection.pragma(`wal_checkpoint(${mode})`) as CheckpointRow[])[0] as CheckpointRow;
+}
+
 /**
- * The worker-thread side of WalCheckpointer, run by piscina: a PASSIVE checkpoint of `file`'s
- * write-ahead log, on a connection of this thread's own.
+ * The worker-thread side of WalCheckpointer, run by piscina, on a connection of this thread's own.
+ *
+ * A PASSIVE checkpoint copies the log into the database file without ever holding a writer up.
+ * But SQLite starts the log over only when a writer begins while every frame is copied, and a
+ * writer that commits while the copy runs (any steady load) leaves frames behind every time: the
+ * file would grow for as long as the load lasts. So when PASSIVE leaves a long log, a RESTART
+ * follows at once: it takes the write lock, copies the few frames written meanwhile, and lets the
+ * next commit write from the log's beginning. Writers wait for that short copy only, and since
+ * this connection never waits for a lock, a RESTART that meets a transaction or a reader gives up
+ * and is tried again at the next interval.
  */
 export default function checkpoint(task: WalCheckpointTask): void {
   const connection = connectionTo(task.file);
   try {
-    connection.pragma('wal_checkpoint(PASSIVE)');
+    const passive = checkpointed(connection, 'PASSIVE');
+    if (passive.log >= RESTART_AFTER_FRAMES) checkpointed(connection, 'RESTART');
   } finally {
     if (task.last) {
       connections.delete(task.file);

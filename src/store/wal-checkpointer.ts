@@ -29,10 +29,10 @@ export interface WalCheckpointerOptions {
  * Moves SQLite's write-ahead-log checkpoints off the event loop. By default the connection that
  * commits the 1000th page of the log copies the log into the database file and flushes both,
  * inside that commit: on the request path, every few thousand requests, for milliseconds. Here
- * that connection does not checkpoint; a worker thread with a connection of its own runs a
- * PASSIVE checkpoint every interval, which copies what no reader still needs and never blocks a
- * writer. While background checkpoints fail, the connection checkpoints inline again, so the log
- * stays bounded whatever happens to the worker.
+ * that connection does not checkpoint; a worker thread with a connection of its own checkpoints
+ * every interval, and starts a long log over so that it stays bounded under a load that never
+ * pauses (see the worker). While background checkpoints fail, the connection checkpoints inline
+ * again, so the log stays bounded whatever happens to the worker.
  */
 export class WalCheckpointer {
   private pool: Piscina<WalCheckpointTask, void> | undefined;

@@ -34,6 +34,8 @@ describe('SQLite write-ahead-log checkpoints', () => {
     const database = await openDatabase({ kind: 'sqlite', file }, { walCheckpoints: 'background' });
     try {
       assert.equal(await pragma(database, 'wal_autocheckpoint'), 0);
+      // A log grown by a burst is cut back when it starts over.
+      assert.equal(await pragma(database, 'journal_size_limit'), 64 * 1024 * 1024);
       await sql`create table scratch (id integer primary key, bytes blob)`.execute(database.db);
       // Wait for a checkpoint of what migrations wrote, so that the file's size below is settled.
       await sleep(1500);
@@ -51,6 +53,44 @@ describe('SQLite write-ahead-log checkpoints', () => {
       assert.ok((await sizeOf(file)) >= before + 4 * 1024 * 1024, 'the log was checkpointed');
     } finally {
       await database.close();
+    }
+  });
+
+  it('keeps the log bounded under writes that never pause', async () => {
+    // A PASSIVE checkpoint alone never catches up with a writer that commits while it copies,
+    // so SQLite never starts the log over and the file grows for as long as the load lasts.
+    const file = path.join(directory, 'sustained.db');
+    const connection = new SQLite(file);
+    connection.pragma('journal_mode = WAL');
+    connection.pragma('synchronous = NORMAL');
+    connection.pragma('busy_timeout = 2000');
+    connection.exec('create table scratch (id integer primary key, bytes blob)');
+    const insert = connection.prepare('insert into scratch (bytes) values (randomblob(6000))');
+    const checkpointer = new WalCheckpointer(file, connection, {
+      intervalMs: 100,
+      log: { info: () => {}, warn: () => {}, error: () => {} },
+    });
+    checkpointer.start();
+    let largestLog = 0;
+    try {
+      // A row of 6000 bytes takes two pages of 4 KiB, so each commit writes at least 8 KiB to
+      // the log: 40 MiB and more in all, four commits every millisecond or so. Unrestarted, the
+      // log file grows to all of it; restarted, it holds a few intervals' worth.
+      const commits = 5000;
+      for (let commit = 1; commit <= commits; commit += 1) {
+        insert.run();
+        if (commit % 4 === 0) {
+          largestLog = Math.max(largestLog, await sizeOf(`${file}-wal`));
+          await sleep(1);
+        }
+      }
+      assert.ok(
+        largestLog < (commits * 8192) / 2,
+        `the log grew to ${largestLog} bytes over ${commits} commits: it was never restarted`,
+      );
+    } finally {
+      await checkpointer.stop();
+      connection.close();
     }
   });
 
