@@ -38,6 +38,8 @@ export interface RunningGateway {
   authorization: string;
   /** Every token's, `setup.tokens` of them. */
   authorizations: string[];
+  /** SQLite's write-ahead log, when the gateway runs on SQLite (no database URL in `setup.env`). */
+  sqliteLogFile: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -89,11 +91,12 @@ export async function startGateway(
       '',
     ].join('\n'),
   );
+  const dataDirectory = path.join(directory, 'data');
   const env = {
     ...inheritedEnv(),
     HOST: '127.0.0.1',
     PORT: '0',
-    IMAGEGATE_DATA_DIR: path.join(directory, 'data'),
+    IMAGEGATE_DATA_DIR: dataDirectory,
     IMAGEGATE_LOG_LEVEL: setup.logLevel,
     IMAGEGATE_CONFIG: config,
     [KEY_VARIABLE]: 'sk-bench',
@@ -139,6 +142,10 @@ export async function startGateway(
       pid: child.pid as number,
       authorization: authorizations[0] as string,
       authorizations,
+      sqliteLogFile:
+        setup.env?.IMAGEGATE_DATABASE_URL === undefined
+          ? path.join(dataDirectory, 'imagegate.db-wal')
+          : undefined,
       stop,
     };
   } catch (error) {

@@ -20,6 +20,11 @@ export interface LoadRow {
    * undefined for the others.
    */
   servicesCpuUsPerRequest: { postgres: number; redis: number } | undefined;
+  /**
+   * The size of the gateway's SQLite write-ahead log once the load is over: what a load that
+   * never pauses leaves on disk beside the database. Undefined for the other processes.
+   */
+  sqliteLogBytes: number | undefined;
 }
 
 /** One caller alone: the median of sequential requests. */
@@ -131,6 +136,7 @@ function loadTable(loads: readonly LoadRow[]): string {
       'main thread %',
       'fake upstream CPU µs/req',
       'PostgreSQL + Redis CPU µs/req',
+      'SQLite log MiB',
       'load avg',
     ],
     loads.map((row) => [
@@ -146,6 +152,7 @@ function loadTable(loads: readonly LoadRow[]): string {
       row.servicesCpuUsPerRequest === undefined
         ? '-'
         : `${figure(row.servicesCpuUsPerRequest.postgres, 0)} + ${figure(row.servicesCpuUsPerRequest.redis, 0)}`,
+      figure(row.sqliteLogBytes === undefined ? undefined : row.sqliteLogBytes / MIB, 1),
       figure(row.loadAverage, 1),
     ]),
   );

@@ -10,6 +10,7 @@
 //   npm run bench -- proxy --rows=PostgreSQL      only the comparison's and the crowd's rows whose
 //                                                 names contain it
 import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -115,6 +116,8 @@ interface Target {
   authorizations?: readonly string[];
   /** The gateway runs on PostgreSQL and Redis, whose CPU the row reports too. */
   onServices?: boolean;
+  /** The gateway's SQLite write-ahead log, whose size the row reports. */
+  sqliteLogFile?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -240,6 +243,7 @@ function setupsOf(
         randomRequestIds,
         authorizations: running.authorizations,
         onServices: setup.env !== undefined,
+        sqliteLogFile: running.sqliteLogFile,
         close: running.stop,
       };
     },
@@ -332,7 +336,17 @@ async function measuredLoad(
             postgres: perRequest(servicesAfter.postgres - servicesBefore.postgres),
             redis: perRequest(servicesAfter.redis - servicesBefore.redis),
           },
+    sqliteLogBytes: target.sqliteLogFile === undefined ? undefined : sizeOf(target.sqliteLogFile),
   };
+}
+
+/** A file's size; 0 when it does not exist (yet). */
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** CPU used so far by the machine's PostgreSQL and Redis processes (other work on them too). */
@@ -630,6 +644,7 @@ function settingsLine(sharedMeasured: boolean): string {
     `one request alone: median of ${ALONE_REQUESTS} sequential requests on one kept-alive connection, after 20 more`,
     'CPU: utime + stime from /proc/<pid>/stat over the measured run, divided by the requests answered;',
     '  for the PostgreSQL + Redis rows, also that of every postgres and redis-server process',
+    "SQLite log: the size of the gateway's imagegate.db-wal once the measured run is over",
     ...(sharedMeasured ? [] : ['PostgreSQL + Redis row skipped: not reachable']),
   ].join('\n');
 }

@@ -14,6 +14,7 @@ function load(setup: string, upstreamDelayMs: number, requestsPerSecond: number,
     mainThreadShare: 0.9,
     upstreamCpuUsPerRequest: undefined,
     servicesCpuUsPerRequest: undefined,
+    sqliteLogBytes: undefined,
   } satisfies LoadRow;
 }
 
