@@ -6,6 +6,14 @@ export interface WalCheckpointTask {
   last: boolean;
 }
 
+/** What a checkpoint found, for the thread that runs the server to act on. */
+export interface WalCheckpointReport {
+  /** The log's length when the checkpoint began. */
+  logBytes: number;
+  /** Whether the next commit writes from the log's beginning (or the log was short anyway). */
+  startsOver: boolean;
+}
+
 /** What `pragma wal_checkpoint` reports: frames in the log, and how many of them are copied. */
 interface CheckpointRow {
   busy: number;
@@ -49,11 +57,13 @@ function checkpointed(connection: SQLite.Database, mode: 'PASSIVE' | 'RESTART'):
  * this connection never waits for a lock, a RESTART that meets a transaction or a reader gives up
  * and is tried again at the next interval.
  */
-export default function checkpoint(task: WalCheckpointTask): void {
+export default function checkpoint(task: WalCheckpointTask): WalCheckpointReport {
   const connection = connectionTo(task.file);
   try {
     const passive = checkpointed(connection, 'PASSIVE');
-    if (passive.log >= RESTART_AFTER_FRAMES) checkpointed(connection, 'RESTART');
+    const logBytes = passive.log * (connection.pragma('page_size', { simple: true }) as number);
+    if (passive.log < RESTART_AFTER_FRAMES) return { logBytes, startsOver: true };
+    return { logBytes, startsOver: checkpointed(connection, 'RESTART').busy === 0 };
   } finally {
     if (task.last) {
       connections.delete(task.file);

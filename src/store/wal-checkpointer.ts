@@ -1,12 +1,17 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Piscina } from 'piscina';
 import { type Log, warnAtMostEvery } from '../support/log.js';
-import type { WalCheckpointTask } from './wal-checkpoint-worker.js';
+import type { WalCheckpointReport, WalCheckpointTask } from './wal-checkpoint-worker.js';
 
 /** SQLite's own default: the committing connection checkpoints once the log holds this many pages. */
 const INLINE_CHECKPOINT_PAGES = 1000;
-/** Failures are logged once per this long at most. */
-const FAILURE_LOG_INTERVAL_MS = 60_000;
+/** Failures, and a log that cannot start over, are logged once per this long at most. */
+const WARNING_INTERVAL_MS = 60_000;
+/**
+ * A log this long that could not start over is held by something: a read that lasts (a usage
+ * export, another process), or a lock. It grows, on disk, until that ends; operators hear of it.
+ */
+const LARGE_LOG_BYTES = 64 * 1024 * 1024;
 
 /**
  * The worker's module beside this one: source under tsx (tests, bench), JavaScript in dist/.
@@ -23,6 +28,8 @@ export interface WalCheckpointerOptions {
   now?: () => number;
   /** Tests give a worker that fails. */
   workerFile?: string;
+  /** Tests give a small one; LARGE_LOG_BYTES otherwise. */
+  largeLogBytes?: number;
 }
 
 /**
@@ -35,19 +42,21 @@ export interface WalCheckpointerOptions {
  * again, so the log stays bounded whatever happens to the worker.
  */
 export class WalCheckpointer {
-  private pool: Piscina<WalCheckpointTask, void> | undefined;
+  private pool: Piscina<WalCheckpointTask, WalCheckpointReport> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private inline = true;
   private stopped = false;
   private readonly warnFailure: (fields: object, message: string) => void;
+  private readonly warnLargeLog: (fields: object, message: string) => void;
 
   constructor(
     private readonly file: string,
     private readonly connection: BetterSqlite3.Database,
     private readonly options: WalCheckpointerOptions,
   ) {
-    this.warnFailure = warnAtMostEvery(options.log, FAILURE_LOG_INTERVAL_MS, options.now);
+    this.warnFailure = warnAtMostEvery(options.log, WARNING_INTERVAL_MS, options.now);
+    this.warnLargeLog = warnAtMostEvery(options.log, WARNING_INTERVAL_MS, options.now);
   }
 
   /** Whether the connection checkpoints by itself now (before start, or after a failure). */
@@ -57,7 +66,7 @@ export class WalCheckpointer {
 
   start(): void {
     if (this.pool !== undefined || this.stopped) return;
-    this.pool = new Piscina<WalCheckpointTask, void>({
+    this.pool = new Piscina<WalCheckpointTask, WalCheckpointReport>({
       filename: this.options.workerFile ?? defaultWorkerFile(),
       minThreads: 1,
       maxThreads: 1,
@@ -89,8 +98,13 @@ export class WalCheckpointer {
     const pool = this.pool;
     if (pool === undefined) return;
     try {
-      await pool.run({ file: this.file, last });
+      const report = await pool.run({ file: this.file, last });
       this.setInline(false);
+      if (!report.startsOver && report.logBytes >= (this.options.largeLogBytes ?? LARGE_LOG_BYTES))
+        this.warnLargeLog(
+          { logMiB: Math.round(report.logBytes / (1024 * 1024)) },
+          'the SQLite write-ahead log could not start over: a read or a lock of another connection holds it, and it grows on disk until that ends',
+        );
     } catch (error) {
       this.failed(error);
     }

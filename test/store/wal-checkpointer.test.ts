@@ -94,6 +94,45 @@ describe('SQLite write-ahead-log checkpoints', () => {
     }
   });
 
+  it('says so when a reader that lasts keeps the log from starting over', async () => {
+    const file = path.join(directory, 'held.db');
+    const connection = new SQLite(file);
+    connection.pragma('journal_mode = WAL');
+    connection.exec('create table scratch (id integer primary key, bytes blob)');
+    const insert = connection.prepare('insert into scratch (bytes) values (randomblob(6000))');
+    // Another connection's read transaction, begun before the writes: no checkpoint may copy
+    // past what it reads, so the log can neither be copied back nor start over while it lasts.
+    const reader = new SQLite(file);
+    reader.exec('begin');
+    reader.prepare('select count(*) from scratch').get();
+    const warnings: Array<{ fields: object; message: string }> = [];
+    const checkpointer = new WalCheckpointer(file, connection, {
+      intervalMs: 50,
+      largeLogBytes: 1024 * 1024,
+      log: {
+        info: () => {},
+        warn: (fields, message) => warnings.push({ fields, message }),
+        error: () => {},
+      },
+    });
+    checkpointer.start();
+    try {
+      // About 5 MiB of log: past the 1,000 pages after which the log is to start over, and past
+      // the 1 MiB this checkpointer calls large.
+      for (let commit = 0; commit < 640; commit += 1) insert.run();
+      const deadline = Date.now() + 5000;
+      while (warnings.length === 0 && Date.now() < deadline) await sleep(20);
+      assert.equal(warnings.length, 1, 'one warning, and only one a minute');
+      assert.match(warnings[0]?.message ?? '', /write-ahead log could not start over/);
+      assert.ok((warnings[0]?.fields as { logMiB: number }).logMiB >= 1);
+    } finally {
+      reader.exec('commit');
+      reader.close();
+      await checkpointer.stop();
+      connection.close();
+    }
+  });
+
   it('inline (the CLI): SQLite checkpoints as it always does', async () => {
     const database = await openDatabase({
       kind: 'sqlite',
