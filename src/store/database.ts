@@ -43,8 +43,8 @@ export interface DatabaseOptions {
 /** How often the background checkpoint runs: the log stays within about a second of writes. */
 const WAL_CHECKPOINT_INTERVAL_MS = 1000;
 /**
- * A log file that a burst (or checkpoints that could not run) grew past this is cut back to it
- * when the log next starts over; below it, the file is kept and written over, never regrown.
+ * A log file that a burst (or checkpoints that could not run) grew past this is cut back to it by
+ * the first commit after the log starts over; below it, the file is kept and written over.
  */
 const WAL_FILE_LIMIT_BYTES = 64 * 1024 * 1024;
 

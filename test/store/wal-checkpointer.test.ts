@@ -73,10 +73,10 @@ describe('SQLite write-ahead-log checkpoints', () => {
     checkpointer.start();
     let largestLog = 0;
     try {
-      // A row of 6000 bytes takes two pages of 4 KiB, so each commit writes at least 8 KiB to
-      // the log: 40 MiB and more in all, four commits every millisecond or so. Unrestarted, the
-      // log file grows to all of it; restarted, it holds a few intervals' worth.
-      const commits = 5000;
+      // A row of 6000 bytes takes at least two pages of 4 KiB, so each commit writes 8 KiB or
+      // more to the log: 80 MiB and more in all, four commits and then a millisecond's pause at a
+      // time. Unrestarted, the log file grows to all of it; restarted, it holds a few intervals'.
+      const commits = 10_000;
       for (let commit = 1; commit <= commits; commit += 1) {
         insert.run();
         if (commit % 4 === 0) {
