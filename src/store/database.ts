@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, sql, SqliteDialect } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
 import { migrateToLatest } from './migrations.js';
@@ -9,6 +9,7 @@ import type { DatabaseLimits } from '../config/config.js';
 import type { DatabaseSchema } from './schema.js';
 import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-statements.js';
 import { discardingUnanswered } from './unanswered-statements.js';
+import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 import { type Log, silentLog } from '../support/log.js';
 
@@ -119,7 +120,9 @@ async function openSqlite(
   // Statement journals and sorts in memory: otherwise SQLite creates, writes and unlinks files
   // under /var/tmp on the event loop (a multi-row insert inside a transaction needs one).
   connection.pragma('temp_store = MEMORY');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely<DatabaseSchema>({
+    dialect: new ImmediateSqliteDialect({ database: connection }),
+  });
   const checkpointer =
     walCheckpoints === 'background' && file !== ':memory:'
       ? new WalCheckpointer(path.resolve(file), connection, {
