@@ -6,6 +6,7 @@ import { tasksMigration } from './migration-0005-tasks.js';
 import { incrementalBillingMigration } from './migration-0006-incremental-billing.js';
 import { taskContextMigration } from './migration-0007-task-context.js';
 import { ledgerRequestIdIndexMigration } from './migration-0008-ledger-request-id-index.js';
+import { maintenanceIndexesMigration } from './migration-0009-maintenance-indexes.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_incremental_billing': incrementalBillingMigration,
   '0007_task_context': taskContextMigration,
   '0008_ledger_request_id_index': ledgerRequestIdIndexMigration,
+  '0009_maintenance_indexes': maintenanceIndexesMigration,
 };
 
 const provider: MigrationProvider = {

@@ -45,7 +45,11 @@ for (const [backend, targetFor] of BACKENDS) {
       const before = await openDatabase(target);
       const db = before.db;
       await sql`create index usage_ledger_request_id on usage_ledger (request_id)`.execute(db);
-      await sql`delete from kysely_migration where name = ${MIGRATION}`.execute(db);
+      await sql`drop index idempotency_keys_running_owner`.execute(db);
+      await sql`drop index tasks_state_expires_at`.execute(db);
+      await sql`delete from kysely_migration where name in (${MIGRATION}, '0009_maintenance_indexes')`.execute(
+        db,
+      );
       const row = usageRow(1, { createdAt: 5 });
       await new SqlUsageStore(before).insert([row]);
       assert.deepEqual(

@@ -32,6 +32,11 @@ for (const [backend, targetFor] of BACKENDS) {
       if (target === undefined) return;
       // A database as the previous release left it: migrated up to 0003, with a row in it.
       const before = await openDatabase(target);
+      await sql`drop index idempotency_keys_running_owner`.execute(before.db);
+      await sql`drop index tasks_state_expires_at`.execute(before.db);
+      await sql`delete from kysely_migration where name = '0009_maintenance_indexes'`.execute(
+        before.db,
+      );
       await sql`create index usage_ledger_request_id on usage_ledger (request_id)`.execute(
         before.db,
       );
