@@ -132,8 +132,8 @@ export class SqlIdempotencyStore {
       .updateTable('idempotency_keys')
       .set({ lease_until: leaseUntil })
       .where('owner', 'in', owners)
-      // A literal, not a parameter: the partial index on running claims' owners is read only
-      // when the planner can see that the query asks for running claims.
+      // A literal, not a parameter: only then can a plan made before the parameters are known
+      // (PostgreSQL's generic plans) use the partial index on running claims' owners.
       .where('state', '=', sql.lit('running'))
       .execute();
   }

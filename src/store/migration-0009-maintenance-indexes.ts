@@ -6,8 +6,8 @@ import { type Kysely, type Migration, sql } from 'kysely';
  * - The heartbeat renews the leases of its requests' running Idempotency-Key claims by owner,
  *   every TTL / 3. With no index on the owner, that read every key of the last 24 hours: seconds
  *   per renewal at millions of keys, on SQLite on the event loop. The index is partial, so it
- *   holds the running claims only; the renewal names `state = 'running'` as a literal, which is
- *   what lets the planner use it.
+ *   holds the running claims only; the renewal names `state = 'running'` as a literal, so that
+ *   a plan made before the parameters are known (PostgreSQL's generic plans) can use it too.
  * - The task sweep deletes finished tasks past their expiry. SQLite chose the index on
  *   (state, submitted_at) for it, so it read every finished task of the day, and each one's
  *   stored request, once a minute; on (state, expires_at) it reads the expired ones only.

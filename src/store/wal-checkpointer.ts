@@ -8,8 +8,8 @@ const INLINE_CHECKPOINT_PAGES = 1000;
 /** Failures, and a log that cannot start over, are logged once per this long at most. */
 const WARNING_INTERVAL_MS = 60_000;
 /**
- * A log this long that could not start over is held by something: a read that lasts (a usage
- * export, another process), or a lock. It grows, on disk, until that ends; operators hear of it.
+ * A log this long that could not start over is held by something: a read that lasts (another
+ * process's open transaction), or a lock. It grows, on disk, until that ends; operators hear of it.
  */
 const LARGE_LOG_BYTES = 64 * 1024 * 1024;
 
