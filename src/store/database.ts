@@ -11,6 +11,7 @@ import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-
 import { discardingUnanswered } from './unanswered-statements.js';
 import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
+import { WAL_FILE_LIMIT_BYTES } from './wal-limits.js';
 import { type Log, silentLog } from '../support/log.js';
 
 export type DatabaseTarget =
@@ -43,11 +44,6 @@ export interface DatabaseOptions {
 
 /** How often the background checkpoint runs: the log stays within about a second of writes. */
 const WAL_CHECKPOINT_INTERVAL_MS = 1000;
-/**
- * A log file that a burst (or checkpoints that could not run) grew past this is cut back to it by
- * the first commit after the log starts over; below it, the file is kept and written over.
- */
-const WAL_FILE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 export interface Database {
   readonly kind: DatabaseTarget['kind'];

@@ -1,4 +1,5 @@
 import SQLite from 'better-sqlite3';
+import { AUTOCHECKPOINT_PAGES } from './wal-limits.js';
 
 export interface WalCheckpointTask {
   file: string;
@@ -21,11 +22,6 @@ interface CheckpointRow {
   checkpointed: number;
 }
 
-/**
- * SQLite's own autocheckpoint size (1000 pages, 4 MiB). A log at least this long is started over:
- * only then does the committing connection write from its beginning again.
- */
-const RESTART_AFTER_FRAMES = 1000;
 /**
  * Before a RESTART, PASSIVE runs again until one pass saw at most this many pages written during
  * the pass before (or CATCH_UP_PASSES ran): what is left for the RESTART to copy, holding writers.
@@ -57,11 +53,12 @@ function checkpointed(connection: SQLite.Database, mode: 'PASSIVE' | 'RESTART'):
  * A PASSIVE checkpoint copies the log into the database file without ever holding a writer up.
  * But SQLite starts the log over only when a writer begins while every frame is copied, and a
  * writer that commits while the copy runs (any steady load) leaves frames behind every time: the
- * file would grow for as long as the load lasts. So a long log is started over with a RESTART,
- * which holds writers while it syncs the log, copies what is left and syncs the database file.
- * To keep that short, PASSIVE first runs again, each pass copying what was written during the
- * one before, until little is left. Since this connection never waits for a lock, a RESTART that
- * meets a transaction or a reader gives up and is tried again at the next interval.
+ * file would grow for as long as the load lasts. So a log of AUTOCHECKPOINT_PAGES or more is
+ * started over with a RESTART, which holds writers while it syncs the log, copies what is left and
+ * syncs the database file. To keep that short, PASSIVE first runs again, each pass copying what
+ * was written during the one before, until little is left. Since this connection never waits
+ * for a lock, a RESTART that meets a transaction or a reader gives up and is tried again at the
+ * next interval.
  */
 export default function checkpoint(task: WalCheckpointTask): WalCheckpointReport {
   const connection = connectionTo(task.file);
@@ -69,7 +66,7 @@ export default function checkpoint(task: WalCheckpointTask): WalCheckpointReport
     let pass = checkpointed(connection, 'PASSIVE');
     const logBytes =
       Math.max(0, pass.log) * (connection.pragma('page_size', { simple: true }) as number);
-    if (pass.log < RESTART_AFTER_FRAMES) return { logBytes, startsOver: true };
+    if (pass.log < AUTOCHECKPOINT_PAGES) return { logBytes, startsOver: true };
     for (let catchUp = 0; catchUp < CATCH_UP_PASSES; catchUp += 1) {
       const next = checkpointed(connection, 'PASSIVE');
       // Negative when the log started over meanwhile, or when no checkpoint could run.

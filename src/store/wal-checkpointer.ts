@@ -2,16 +2,10 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Piscina } from 'piscina';
 import { type Log, warnAtMostEvery } from '../support/log.js';
 import type { WalCheckpointReport, WalCheckpointTask } from './wal-checkpoint-worker.js';
+import { AUTOCHECKPOINT_PAGES, WAL_FILE_LIMIT_BYTES } from './wal-limits.js';
 
-/** SQLite's own default: the committing connection checkpoints once the log holds this many pages. */
-const INLINE_CHECKPOINT_PAGES = 1000;
 /** Failures, and a log that cannot start over, are logged once per this long at most. */
 const WARNING_INTERVAL_MS = 60_000;
-/**
- * A log this long that could not start over is held by something: a read that lasts (another
- * process's open transaction), or a lock. It grows, on disk, until that ends; operators hear of it.
- */
-const LARGE_LOG_BYTES = 64 * 1024 * 1024;
 
 /**
  * The worker's module beside this one: source under tsx (tests, bench), JavaScript in dist/.
@@ -28,7 +22,10 @@ export interface WalCheckpointerOptions {
   now?: () => number;
   /** Tests give a worker that fails. */
   workerFile?: string;
-  /** Tests give a small one; LARGE_LOG_BYTES otherwise. */
+  /**
+   * How long a log that cannot start over is reported: held by something (another process's open
+   * transaction, a lock), it grows on disk until that ends. Tests give a small one.
+   */
   largeLogBytes?: number;
 }
 
@@ -100,7 +97,10 @@ export class WalCheckpointer {
     try {
       const report = await pool.run({ file: this.file, last });
       this.setInline(false);
-      if (!report.startsOver && report.logBytes >= (this.options.largeLogBytes ?? LARGE_LOG_BYTES))
+      if (
+        !report.startsOver &&
+        report.logBytes >= (this.options.largeLogBytes ?? WAL_FILE_LIMIT_BYTES)
+      )
         this.warnLargeLog(
           { logMiB: Math.round(report.logBytes / (1024 * 1024)) },
           'the SQLite write-ahead log could not start over: a read or a lock of another connection holds it, and it grows on disk until that ends',
@@ -122,6 +122,6 @@ export class WalCheckpointer {
     // Once stopped, the connection is about to close (or closed): leave it alone.
     if (inline === this.inline || this.stopped) return;
     this.inline = inline;
-    this.connection.pragma(`wal_autocheckpoint = ${inline ? INLINE_CHECKPOINT_PAGES : 0}`);
+    this.connection.pragma(`wal_autocheckpoint = ${inline ? AUTOCHECKPOINT_PAGES : 0}`);
   }
 }
