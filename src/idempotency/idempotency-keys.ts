@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Log } from '../support/log.js';
+import { purgeInBatches } from '../support/batched-purge.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
 import type {
@@ -31,7 +32,9 @@ export interface IdempotencyBook {
   ): Promise<boolean>;
   renew(owners: readonly string[], leaseUntil: number): Promise<void>;
   abandon(scope: string, key: string, owner: string): Promise<void>;
-  deleteExpired(now: number, one?: { scope: string; key: string }): Promise<number>;
+  deleteExpiredKey(now: number, scope: string, key: string): Promise<void>;
+  /** Deletes at most `limit` expired keys; returns how many went. */
+  deleteExpired(now: number, limit: number): Promise<number>;
 }
 
 /** Names a claim in the store: what the settlement checks is still this request's. */
@@ -122,7 +125,7 @@ export class IdempotencyKeys {
       const existing = await this.book.find(request.scope, request.key);
       if (existing === undefined) continue;
       if (existing.expires_at <= now) {
-        await this.book.deleteExpired(now, request);
+        await this.book.deleteExpiredKey(now, request.scope, request.key);
         continue;
       }
       if (existing.fingerprint !== request.fingerprint) {
@@ -150,9 +153,10 @@ export class IdempotencyKeys {
     }
   }
 
-  /** Forgets keys older than the 24-hour window. */
-  async purgeExpired(): Promise<number> {
-    return this.book.deleteExpired(this.now());
+  /** Forgets keys older than the 24-hour window, a batch at a time. */
+  async purgeExpired(batchSize?: number): Promise<number> {
+    const now = this.now();
+    return purgeInBatches((limit) => this.book.deleteExpired(now, limit), batchSize);
   }
 
   async close(): Promise<void> {

@@ -143,12 +143,36 @@ export class SqlIdempotencyStore {
     await this.statements.run(deleteRunningClaim, [scope, key, owner]);
   }
 
-  /** Deletes keys past their 24 hours; one key when given. Returns how many went. */
-  async deleteExpired(now: number, one?: { scope: string; key: string }): Promise<number> {
-    let query = this.db.deleteFrom('idempotency_keys').where('expires_at', '<=', now);
-    if (one !== undefined)
-      query = query.where('scope', '=', one.scope).where('idempotency_key', '=', one.key);
-    const result = await query.executeTakeFirst();
+  /** Deletes one key, if it is past its 24 hours. */
+  async deleteExpiredKey(now: number, scope: string, key: string): Promise<void> {
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('expires_at', '<=', now)
+      .where('scope', '=', scope)
+      .where('idempotency_key', '=', key)
+      .execute();
+  }
+
+  /**
+   * Deletes at most `limit` keys past their 24 hours, through the index on expiry and then the
+   * primary key; returns how many went.
+   */
+  async deleteExpired(now: number, limit: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('idempotency_keys')
+      .where((eb) =>
+        eb(
+          eb.refTuple('scope', 'idempotency_key'),
+          'in',
+          eb
+            .selectFrom('idempotency_keys')
+            .select(['scope', 'idempotency_key'])
+            .where('expires_at', '<=', now)
+            .limit(limit)
+            .$asTuple('scope', 'idempotency_key'),
+        ),
+      )
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

@@ -60,8 +60,8 @@ export interface TaskStore {
   end(id: string, expected: TaskExpectation, end: TaskEnd, row: UsageRow): Promise<boolean>;
   /** RUNNING tasks whose runner's lease has lapsed: their node died or stalled. */
   lapsed(now: number, limit: number): Promise<TaskRecord[]>;
-  /** Deletes finished tasks past their expiry; returns how many. */
-  deleteExpired(now: number): Promise<number>;
+  /** Deletes at most `limit` finished tasks past their expiry; returns how many. */
+  deleteExpired(now: number, limit: number): Promise<number>;
 }
 
 const IDS_PER_STATEMENT = 500;
@@ -209,11 +209,17 @@ abstract class SqlTaskStore implements TaskStore {
     return rows.map(fromRow);
   }
 
-  async deleteExpired(now: number): Promise<number> {
+  async deleteExpired(now: number, limit: number): Promise<number> {
     const result = await this.db
       .deleteFrom('tasks')
-      .where('expires_at', '<=', now)
-      .where('state', 'in', FINISHED)
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('tasks')
+          .select('id')
+          .where('expires_at', '<=', now)
+          .where('state', 'in', FINISHED)
+          .limit(limit),
+      )
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }

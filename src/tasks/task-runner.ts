@@ -8,6 +8,7 @@ import type { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationService } from '../generation/generation-service.js';
 import type { RequestAccount } from '../ledger/request-account.js';
 import type { TaskExpectation, TaskStore } from '../store/task-store.js';
+import { purgeInBatches } from '../support/batched-purge.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import type { Log } from '../support/log.js';
 import { validateRequest } from '../validate/validate-request.js';
@@ -257,7 +258,7 @@ export class TaskRunner {
     const now = this.options.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    await this.options.store.deleteExpired(now);
+    await purgeInBatches((limit) => this.options.store.deleteExpired(now, limit));
   }
 
   private async guarded(what: string, work: () => Promise<unknown>): Promise<void> {

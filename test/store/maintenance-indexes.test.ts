@@ -58,7 +58,19 @@ describe('SQLite plans of the renewals and sweeps', () => {
   });
 
   it('sweeps expired finished tasks through the index on state and expiry', async () => {
-    const plan = await planOf(() => new SqliteTaskStore(db).deleteExpired(1000));
+    const plan = await planOf(() => new SqliteTaskStore(db).deleteExpired(1000, 200));
     assert.match(plan, /USING INDEX tasks_state_expires_at/);
+    assert.doesNotMatch(plan, /SCAN tasks/);
+  });
+
+  it('purges expired Idempotency-Keys through the index on expiry, then the primary key', async () => {
+    const keys = new SqlIdempotencyStore({ db, statements: new SqliteStatements(db, connection) });
+    const plan = await planOf(() => keys.deleteExpired(1000, 200));
+    assert.match(plan, /USING INDEX idempotency_keys_expires_at/);
+    assert.match(
+      plan,
+      /INDEX sqlite_autoindex_idempotency_keys_1 \(scope=\? AND idempotency_key=\?\)/,
+    );
+    assert.doesNotMatch(plan, /SCAN idempotency_keys/);
   });
 });
