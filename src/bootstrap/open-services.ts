@@ -23,14 +23,14 @@ export async function openServices(
   config: Config,
   now: () => number = Date.now,
   log: Log = silentLog,
-  walCheckpoints: 'background' | 'inline' = 'inline',
+  sqliteWork: 'background' | 'inline' = 'inline',
 ): Promise<Services> {
   const secret = await loadOrCreateSecret(config.secret, config.dataDir);
   const keys = deriveKeys(secret);
   const database = await openDatabase(config.database, {
     limits: config.databaseLimits,
     log,
-    walCheckpoints,
+    sqliteWork,
   });
   try {
     const tokenStore = new SqlTokenStore(database.db);

@@ -10,6 +10,8 @@ import type { DatabaseSchema } from './schema.js';
 import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-statements.js';
 import { discardingUnanswered } from './unanswered-statements.js';
 import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.js';
+import { InlineReads, type LongReads } from './long-reads.js';
+import { SqliteWorkerReads } from './sqlite-worker-reads.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 import { WAL_FILE_LIMIT_BYTES } from './wal-limits.js';
 import { type Log, silentLog } from '../support/log.js';
@@ -36,10 +38,11 @@ export interface DatabaseOptions {
   /** Where a pooled connection's failure outside any query is reported (a restart, a kill). */
   log?: Log;
   /**
-   * SQLite only. `background`: the server's choice, a worker thread checkpoints the write-ahead
-   * log (see WalCheckpointer). `inline` (default): SQLite's own, fine for the CLI's few writes.
+   * SQLite only. `background`: the server's choice, worker threads checkpoint the write-ahead log
+   * (see WalCheckpointer) and run the long reads (see SqliteWorkerReads), each on a connection of
+   * its own. `inline` (default): both on the one connection, fine for the CLI.
    */
-  walCheckpoints?: 'background' | 'inline';
+  sqliteWork?: 'background' | 'inline';
 }
 
 /** How often the background checkpoint runs: the log stays within about a second of writes. */
@@ -51,6 +54,8 @@ export interface Database {
   readonly db: Kysely<DatabaseSchema>;
   /** The request path's statements, built once (reservations, settlements, ledger, keys). */
   readonly statements: HotStatements;
+  /** Reads that may scan many rows: the usage reports. */
+  readonly longReads: LongReads;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -64,9 +69,9 @@ export async function openDatabase(
 ): Promise<Database> {
   const limits = options.limits ?? DEFAULT_DATABASE_LIMITS;
   const log = options.log ?? silentLog;
-  const { db, statements, checkpointer } =
+  const { db, statements, longReads, checkpointer } =
     target.kind === 'sqlite'
-      ? await openSqlite(target.file, limits, log, options.walCheckpoints ?? 'inline')
+      ? await openSqlite(target.file, limits, log, options.sqliteWork ?? 'inline')
       : await openPostgres(target, limits, log);
   try {
     const schema =
@@ -76,6 +81,7 @@ export async function openDatabase(
         : undefined;
     await migrateToLatest(db as Kysely<unknown>, schema);
   } catch (error) {
+    await longReads.close();
     await db.destroy();
     throw error;
   }
@@ -84,10 +90,12 @@ export async function openDatabase(
     kind: target.kind,
     db,
     statements,
+    longReads,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     close: async () => {
+      await longReads.close();
       await checkpointer?.stop();
       await db.destroy();
     },
@@ -97,6 +105,7 @@ export async function openDatabase(
 interface Opened {
   db: Kysely<DatabaseSchema>;
   statements: HotStatements;
+  longReads: LongReads;
   checkpointer?: WalCheckpointer;
 }
 
@@ -104,7 +113,7 @@ async function openSqlite(
   file: string,
   limits: DatabaseLimits,
   log: Log,
-  walCheckpoints: 'background' | 'inline',
+  work: 'background' | 'inline',
 ): Promise<Opened> {
   if (file !== ':memory:') await mkdir(path.dirname(file), { recursive: true });
   const connection = new SQLite(file);
@@ -119,14 +128,20 @@ async function openSqlite(
   const db = new Kysely<DatabaseSchema>({
     dialect: new ImmediateSqliteDialect({ database: connection }),
   });
-  const checkpointer =
-    walCheckpoints === 'background' && file !== ':memory:'
-      ? new WalCheckpointer(path.resolve(file), connection, {
-          intervalMs: WAL_CHECKPOINT_INTERVAL_MS,
-          log,
-        })
-      : undefined;
-  return { db, statements: new SqliteStatements(db, connection), checkpointer };
+  // An in-memory database has one connection, and no file for another to open.
+  const background = work === 'background' && file !== ':memory:';
+  const checkpointer = background
+    ? new WalCheckpointer(path.resolve(file), connection, {
+        intervalMs: WAL_CHECKPOINT_INTERVAL_MS,
+        log,
+      })
+    : undefined;
+  return {
+    db,
+    statements: new SqliteStatements(db, connection),
+    longReads: background ? new SqliteWorkerReads(path.resolve(file)) : new InlineReads(db),
+    checkpointer,
+  };
 }
 
 async function openPostgres(
@@ -185,5 +200,5 @@ async function openPostgres(
   const db = new Kysely<DatabaseSchema>({
     dialect: new CurrentSchemaPostgresDialect({ pool: discardingUnanswered(pool) }),
   });
-  return { db, statements: new PostgresStatements(db) };
+  return { db, statements: new PostgresStatements(db), longReads: new InlineReads(db) };
 }

@@ -3,6 +3,7 @@ import type { UsageFilter, UsageGrouping, UsageSummary } from '../domain/usage-f
 import type { UsageRow } from '../domain/usage-row.js';
 import type { Database } from './database.js';
 import type { HotStatements } from './hot-statements.js';
+import type { LongReads } from './long-reads.js';
 import {
   insertLedgerJson,
   insertLedgerRows,
@@ -23,10 +24,12 @@ const ROWS_PER_INSERT = 256;
 export class SqlUsageStore {
   private readonly db: Kysely<DatabaseSchema>;
   private readonly statements: HotStatements;
+  private readonly longReads: LongReads;
 
-  constructor(database: Pick<Database, 'db' | 'statements'>) {
+  constructor(database: Pick<Database, 'db' | 'statements' | 'longReads'>) {
     this.db = database.db;
     this.statements = database.statements;
+    this.longReads = database.longReads;
   }
 
   /**
@@ -44,12 +47,9 @@ export class SqlUsageStore {
 
   /** Rows in time order, oldest first, at most `limit`. */
   async list(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
-    const rows = await this.filtered(filter)
-      .selectAll()
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
+    const rows = await this.longReads.all(
+      this.filtered(filter).selectAll().orderBy('created_at').orderBy('id').limit(limit),
+    );
     return rows.map(fromLedgerRow);
   }
 
@@ -73,9 +73,9 @@ export class SqlUsageStore {
       eb.fn.sum('images_billed').as('images_billed'),
       eb.fn.sum('cost_micros').as('cost_micros'),
     ]);
-    const rows = await (
-      grouping === undefined ? query : query.groupBy(sql`1`).orderBy(sql`1`)
-    ).execute();
+    const rows = await this.longReads.all(
+      grouping === undefined ? query : query.groupBy(sql`1`).orderBy(sql`1`),
+    );
     return rows.map((row) => {
       const requests = Number(row.requests);
       const succeeded = Number(row.succeeded ?? 0);

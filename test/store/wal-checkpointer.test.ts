@@ -31,7 +31,7 @@ describe('SQLite write-ahead-log checkpoints', () => {
 
   it('in the background: the connection never checkpoints, a worker thread does', async () => {
     const file = path.join(directory, 'background.db');
-    const database = await openDatabase({ kind: 'sqlite', file }, { walCheckpoints: 'background' });
+    const database = await openDatabase({ kind: 'sqlite', file }, { sqliteWork: 'background' });
     try {
       assert.equal(await pragma(database, 'wal_autocheckpoint'), 0);
       // A log grown by a burst is cut back when it starts over.
@@ -184,7 +184,7 @@ describe('SQLite write-ahead-log checkpoints', () => {
   it('stops its worker when the database closes', async () => {
     const database = await openDatabase(
       { kind: 'sqlite', file: path.join(directory, 'closing.db') },
-      { walCheckpoints: 'background' },
+      { sqliteWork: 'background' },
     );
     const started = Date.now();
     await database.close();

@@ -1,0 +1,23 @@
+import type { Compilable, QueryExecutorProvider } from 'kysely';
+
+/**
+ * Reads that may scan many rows: the usage reports. On PostgreSQL they run on the server like
+ * any query; on a serving SQLite database they run on a connection of their own in a worker
+ * thread (SqliteWorkerReads), since SQLite's connection of the request path runs its statements
+ * on the event loop, and a month's report would hold every request meanwhile.
+ */
+export interface LongReads {
+  all<Row>(query: Compilable<Row>): Promise<Row[]>;
+  close(): Promise<void>;
+}
+
+/** Runs them on the connection everything else uses: PostgreSQL's pool, or the CLI's SQLite. */
+export class InlineReads implements LongReads {
+  constructor(private readonly db: QueryExecutorProvider) {}
+
+  async all<Row>(query: Compilable<Row>): Promise<Row[]> {
+    return (await this.db.getExecutor().executeQuery(query.compile())).rows;
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,43 @@
+import type { Compilable } from 'kysely';
+import { Piscina } from 'piscina';
+import type { LongReads } from './long-reads.js';
+import type { SqliteReadTask } from './sqlite-read-worker.js';
+
+/** A thread idle this long ends, and its connection with it: reports are rare. */
+const IDLE_THREAD_MS = 60_000;
+
+/** The worker's module beside this one: source under tsx (tests, bench), JavaScript in dist/. */
+function workerFile(): string {
+  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  return new URL(`./sqlite-read-worker${extension}`, import.meta.url).href;
+}
+
+/**
+ * Long reads of a serving SQLite database, on one worker thread with a connection of its own:
+ * the event loop goes on serving requests while a report scans the ledger. Reports wait for each
+ * other rather than take a second core from the requests. In WAL mode a reader never holds up
+ * the writer; a read that lasts does keep the log from starting over until it ends.
+ */
+export class SqliteWorkerReads implements LongReads {
+  private readonly pool = new Piscina<SqliteReadTask, unknown[]>({
+    filename: workerFile(),
+    minThreads: 0,
+    maxThreads: 1,
+    idleTimeout: IDLE_THREAD_MS,
+  });
+
+  constructor(private readonly file: string) {}
+
+  async all<Row>(query: Compilable<Row>): Promise<Row[]> {
+    const compiled = query.compile();
+    return (await this.pool.run({
+      file: this.file,
+      sql: compiled.sql,
+      parameters: compiled.parameters,
+    })) as Row[];
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close({ force: true });
+  }
+}

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
+import { type Database, openDatabase } from '../../src/store/database.js';
+import { SqlUsageStore } from '../../src/store/usage-store.js';
+
+const ROWS = 150_000;
+const DAY_MS = 86_400_000;
+const FIRST_DAY = 20_000 * DAY_MS;
+
+/** A serving SQLite database (reads in a worker) and the CLI's view of the same file (inline). */
+async function openBoth(t: TestContext): Promise<{ serving: Database; inline: Database }> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-long-reads-'));
+  const file = path.join(directory, 'imagegate.db');
+  const serving = await openDatabase({ kind: 'sqlite', file }, { sqliteWork: 'background' });
+  const inline = await openDatabase({ kind: 'sqlite', file });
+  t.after(async () => {
+    await inline.close();
+    await serving.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+  return { serving, inline };
+}
+
+/** `ROWS` ledger rows over three days, two models and four tokens, written by SQLite itself. */
+async function fillLedger(database: Database): Promise<void> {
+  await sql`
+    insert into usage_ledger (id, request_id, token_id, account, model, status, images_requested,
+      images_delivered, images_received, images_billed, cost_micros, gateway_ms, created_at)
+    with recursive n(i) as (select 0 union all select i + 1 from n where i < ${ROWS - 1})
+    select printf('row-%08d', i), printf('req-%08d', i), 'tok_' || (i % 4), 'acme',
+      case when i % 3 = 0 then 'txt-image-2.0-pro' else 'gen-2.7-image-pro' end,
+      case when i % 10 = 0 then 500 else 200 end, 2, 2 - (i % 2), 2 - (i % 2), 2 - (i % 2),
+      1000, 3, ${FIRST_DAY} + i * ${Math.floor((3 * DAY_MS) / ROWS)}
+    from n`.execute(database.db);
+}
+
+describe('long reads of a serving SQLite database', () => {
+  it('run off the event loop: timers fire while a report scans the whole ledger', async (t) => {
+    const { serving, inline } = await openBoth(t);
+    await fillLedger(serving);
+
+    const turnsDuring = async (report: () => Promise<unknown>) => {
+      let turns = 0;
+      const ticker = setInterval(() => turns++, 1);
+      try {
+        await report();
+      } finally {
+        clearInterval(ticker);
+      }
+      return turns;
+    };
+    const servingUsage = new SqlUsageStore(serving);
+    const inlineUsage = new SqlUsageStore(inline);
+    await servingUsage.summarize({}); // the worker thread and its connection start
+    const offLoop = await turnsDuring(() => servingUsage.summarize({}, 'day'));
+    const onLoop = await turnsDuring(() => inlineUsage.summarize({}, 'day'));
+    assert.equal(onLoop, 0, 'on the one connection, the report holds the event loop throughout');
+    assert.ok(offLoop >= 2, `the event loop turned ${offLoop} times during the report`);
+  });
+
+  it('answer exactly what the same queries answer on the one connection', async (t) => {
+    const { serving, inline } = await openBoth(t);
+    await fillLedger(serving);
+    const servingUsage = new SqlUsageStore(serving);
+    const inlineUsage = new SqlUsageStore(inline);
+    const filter = {
+      since: FIRST_DAY + DAY_MS / 2,
+      until: FIRST_DAY + 2 * DAY_MS,
+      tokenId: 'tok_1',
+    };
+
+    for (const grouping of [undefined, 'day', 'model', 'token'] as const) {
+      const summary = await servingUsage.summarize(filter, grouping);
+      assert.deepEqual(summary, await inlineUsage.summarize(filter, grouping), String(grouping));
+    }
+    const [total] = await servingUsage.summarize({});
+    assert.equal(total?.requests, ROWS);
+    assert.equal(total?.failed, ROWS / 10);
+    const rows = await servingUsage.list(filter, 500);
+    assert.equal(rows.length, 500);
+    assert.deepEqual(rows, await inlineUsage.list(filter, 500));
+  });
+
+  it('see what was committed just before, and pass a failing query on', async (t) => {
+    const { serving } = await openBoth(t);
+    const usage = new SqlUsageStore(serving);
+    assert.equal((await usage.summarize({}))[0]?.requests, 0);
+    await fillLedger(serving);
+    assert.equal((await usage.summarize({}))[0]?.requests, ROWS);
+    await assert.rejects(
+      serving.longReads.all({
+        compile: () => sql`select x from no_such_table`.compile(serving.db),
+      }),
+      /no such table: no_such_table/,
+    );
+    assert.equal(
+      (await usage.summarize({}))[0]?.requests,
+      ROWS,
+      'the worker serves on after a failure',
+    );
+  });
+
+  it('cannot write', async (t) => {
+    const { serving } = await openBoth(t);
+    await assert.rejects(
+      serving.longReads.all({
+        compile: () => sql`delete from usage_ledger returning id`.compile(serving.db),
+      }),
+      /readonly|read-only|query_only/i,
+    );
+  });
+});
