@@ -83,8 +83,10 @@ describe('LocalEngine worker threads', () => {
       const heavyDone = engine.generate(heavy).then(() => performance.now() - started);
       const lightMs = await engine.generate(light()).then(() => performance.now() - started);
       const heavyMs = await heavyDone;
+      // Behind the heavy job in one lane, the light one would end after it. The order, not a
+      // ratio of times: beside other test files on two cores, the lanes' threads share the CPU.
       assert.ok(
-        lightMs < heavyMs / 2,
+        lightMs < heavyMs,
         `the light request took ${lightMs.toFixed(0)} ms beside ${heavyMs.toFixed(0)} ms`,
       );
     } finally {
