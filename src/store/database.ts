@@ -95,9 +95,15 @@ export async function openDatabase(
       await sql`select 1`.execute(db);
     },
     close: async () => {
-      await longReads.close();
-      await checkpointer?.stop();
-      await db.destroy();
+      try {
+        await longReads.close();
+      } finally {
+        try {
+          await checkpointer?.stop();
+        } finally {
+          await db.destroy();
+        }
+      }
     },
   };
 }
@@ -139,7 +145,7 @@ async function openSqlite(
   return {
     db,
     statements: new SqliteStatements(db, connection),
-    longReads: background ? new SqliteWorkerReads(path.resolve(file)) : new InlineReads(db),
+    longReads: background ? new SqliteWorkerReads(path.resolve(file), log) : new InlineReads(db),
     checkpointer,
   };
 }

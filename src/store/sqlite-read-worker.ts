@@ -36,7 +36,8 @@ export default function read(task: SqliteReadTask): unknown[] {
       .all(...task.parameters);
   } catch (error) {
     // better-sqlite3's SqliteError reaches the other thread as a plain object without its
-    // message; a plain Error keeps the message (its code names it: SQLITE_ERROR, SQLITE_BUSY...).
+    // message. A plain Error keeps the message; its cause arrives as a plain object with the
+    // code (SQLITE_BUSY, say), which SqliteWorkerReads puts back on the error.
     const { message, code } = error as { message: string; code?: unknown };
     throw new Error(`${String(code)}: ${message}`, { cause: error });
   }

@@ -1,5 +1,6 @@
 import type { Compilable } from 'kysely';
 import { Piscina } from 'piscina';
+import type { Log } from '../support/log.js';
 import type { LongReads } from './long-reads.js';
 import type { SqliteReadTask } from './sqlite-read-worker.js';
 
@@ -26,18 +27,35 @@ export class SqliteWorkerReads implements LongReads {
     idleTimeout: IDLE_THREAD_MS,
   });
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    log: Log,
+  ) {
+    // A thread that dies while idle is reported here; unheard, the event would end the process.
+    this.pool.on('error', (error: unknown) =>
+      log.warn({ err: String(error) }, 'the SQLite read thread failed'),
+    );
+  }
 
   async all<Row>(query: Compilable<Row>): Promise<Row[]> {
     const compiled = query.compile();
-    return (await this.pool.run({
-      file: this.file,
-      sql: compiled.sql,
-      parameters: compiled.parameters,
-    })) as Row[];
+    try {
+      return (await this.pool.run({
+        file: this.file,
+        sql: compiled.sql,
+        parameters: compiled.parameters,
+      })) as Row[];
+    } catch (error) {
+      // The worker's error crosses over without its own fields; its code (SQLITE_BUSY, say)
+      // tells an unavailable database from a bad query, as it does for reads on the event loop.
+      const code = (error as { cause?: { code?: unknown } }).cause?.code;
+      if (error instanceof Error && typeof code === 'string') Object.assign(error, { code });
+      throw error;
+    }
   }
 
+  /** Ends the thread at once: a report still running is given up and its caller gets an error. */
   async close(): Promise<void> {
-    await this.pool.close({ force: true });
+    await this.pool.destroy();
   }
 }

@@ -95,7 +95,12 @@ describe('long reads of a serving SQLite database', () => {
       serving.longReads.all({
         compile: () => sql`select x from no_such_table`.compile(serving.db),
       }),
-      /no such table: no_such_table/,
+      (error: Error & { code?: string }) => {
+        assert.match(error.message, /no such table: no_such_table/);
+        // The code tells an unavailable database (SQLITE_BUSY: 503) from a bad query.
+        assert.equal(error.code, 'SQLITE_ERROR');
+        return true;
+      },
     );
     assert.equal(
       (await usage.summarize({}))[0]?.requests,
@@ -112,5 +117,20 @@ describe('long reads of a serving SQLite database', () => {
       }),
       /readonly|read-only|query_only/i,
     );
+  });
+
+  it('are given up when the database closes, which then closes at once', async (t) => {
+    const { serving } = await openBoth(t);
+    // Counts to two billion: minutes of work, were it left to finish.
+    const endless = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < 2000000000) select count(*) as c from n`;
+    const report = serving.longReads.all({ compile: () => endless.compile(serving.db) });
+    const outcome = report.then(
+      () => 'answered',
+      () => 'given up',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await serving.close();
+    assert.equal(await outcome, 'given up');
+    await assert.rejects(sql`select 1`.execute(serving.db), 'the main connection is closed too');
   });
 });
