@@ -82,10 +82,15 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     await idempotency.purgeExpired();
   };
   // Every node sweeps; the deletes are atomic, so two nodes never free the same reservation twice.
+  // A sweep is many statements (the keys go by batches): one still running skips the next turn,
+  // and closing waits for it, so that none runs on a closed database.
+  let sweeping: Promise<void> | undefined;
   const sweeper = setInterval(() => {
-    sweep().catch((error: unknown) =>
-      log.warn({ err: String(error) }, 'reclaiming expired reservations failed'),
-    );
+    sweeping ??= sweep()
+      .catch((error: unknown) =>
+        log.warn({ err: String(error) }, 'reclaiming expired reservations failed'),
+      )
+      .finally(() => (sweeping = undefined));
   }, settings.reservationTtlMs);
   sweeper.unref();
 
@@ -100,6 +105,7 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     sweep,
     close: async () => {
       clearInterval(sweeper);
+      await sweeping;
       await Promise.all([admission.close(), idempotency.close()]);
       await ledger.close();
       await limiter.close();

@@ -160,6 +160,8 @@ export class SqlIdempotencyStore {
   async deleteExpired(now: number, limit: number): Promise<number> {
     const result = await this.db
       .deleteFrom('idempotency_keys')
+      // Checked again on the row deleted, not only on the one the subquery chose.
+      .where('expires_at', '<=', now)
       .where((eb) =>
         eb(
           eb.refTuple('scope', 'idempotency_key'),

@@ -212,6 +212,9 @@ abstract class SqlTaskStore implements TaskStore {
   async deleteExpired(now: number, limit: number): Promise<number> {
     const result = await this.db
       .deleteFrom('tasks')
+      // Checked again on the row deleted, not only on the one the subquery chose.
+      .where('expires_at', '<=', now)
+      .where('state', 'in', FINISHED)
       .where('id', 'in', (eb) =>
         eb
           .selectFrom('tasks')

@@ -16,6 +16,8 @@ export async function purgeInBatches(
   deleteBatch: (limit: number) => Promise<number>,
   batchSize = PURGE_BATCH_ROWS,
 ): Promise<number> {
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new RangeError(`a purge's batch size must be a whole number from 1, not ${batchSize}`);
   let total = 0;
   for (;;) {
     const deleted = await deleteBatch(batchSize);

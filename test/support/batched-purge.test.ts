@@ -56,4 +56,13 @@ describe('purgeInBatches', () => {
     );
     assert.equal(calls, 3);
   });
+
+  it('refuses a batch size that could never end the purge', async () => {
+    for (const size of [0, -1, 0.5, Number.NaN])
+      await assert.rejects(
+        purgeInBatches(async () => 0, size),
+        RangeError,
+        String(size),
+      );
+  });
 });
