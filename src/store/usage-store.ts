@@ -19,6 +19,8 @@ const DAY_MS = 86_400_000;
  * the statement is built (and on SQLite prepared) once per row count up to this.
  */
 const ROWS_PER_INSERT = 256;
+/** Rows per read of a listing: a few milliseconds of the event loop each, to take them in. */
+const LIST_PAGE_ROWS = 2000;
 
 /** Writes and reads the usage ledger, on SQLite or PostgreSQL alike. */
 export class SqlUsageStore {
@@ -45,12 +47,32 @@ export class SqlUsageStore {
     }
   }
 
-  /** Rows in time order, oldest first, at most `limit`. */
+  /**
+   * Rows in time order, oldest first, at most `limit`. Read a page at a time, each after the last
+   * row of the one before: a long listing reaches the event loop in pieces, not as one copy of
+   * every row, and no page reads rows an earlier one has read.
+   */
   async list(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
-    const rows = await this.longReads.all(
-      this.filtered(filter).selectAll().orderBy('created_at').orderBy('id').limit(limit),
-    );
-    return rows.map(fromLedgerRow);
+    const rows: UsageRow[] = [];
+    let after: { createdAt: number; id: string } | undefined;
+    while (rows.length < limit) {
+      const pageRows = Math.min(LIST_PAGE_ROWS, limit - rows.length);
+      let query = this.filtered(filter).selectAll();
+      if (after !== undefined) {
+        const { createdAt, id } = after;
+        query = query
+          .where('created_at', '>=', createdAt)
+          .where((eb) => eb.or([eb('created_at', '>', createdAt), eb('id', '>', id)]));
+      }
+      const page = await this.longReads.all(
+        query.orderBy('created_at').orderBy('id').limit(pageRows),
+      );
+      for (const row of page) rows.push(fromLedgerRow(row));
+      const last = page.at(-1);
+      if (page.length < pageRows || last === undefined) break;
+      after = { createdAt: Number(last.created_at), id: last.id };
+    }
+    return rows;
   }
 
   /** One summary per group, in key order; without a grouping, one summary with key `total`. */
