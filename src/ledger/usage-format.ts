@@ -78,15 +78,17 @@ function csvText(cell: Cell | undefined): string {
  * start a formula is guarded first.
  */
 export function toCsv(records: readonly UsageRecord[], columns: readonly string[]): string {
+  return `${columns.join(',')}\r\n${csvLines(records, columns)}`;
+}
+
+/** The lines of `records` under toCsv's header, each ending in CRLF. */
+export function csvLines(records: readonly UsageRecord[], columns: readonly string[]): string {
   const field = (cell: Cell | undefined) => {
     const text = csvText(cell);
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
-  return [
-    columns.join(','),
-    ...records.map((record) => columns.map((c) => field(record[c])).join(',')),
-  ]
-    .map((line) => `${line}\r\n`)
+  return records
+    .map((record) => `${columns.map((column) => field(record[column])).join(',')}\r\n`)
     .join('');
 }
 

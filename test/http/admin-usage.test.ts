@@ -37,6 +37,8 @@ describe('GET /admin/usage', () => {
 
     const all = await get('', admin.authorization);
     assert.equal(all.statusCode, 200);
+    assert.equal(all.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(Number(all.headers['content-length']), all.rawPayload.length);
     assert.equal(all.json().rows.length, 3);
     assert.deepEqual(
       all
@@ -77,6 +79,7 @@ describe('GET /admin/usage', () => {
     );
     const csv = await get(`?token=${other.id}&format=csv`, admin.authorization);
     assert.equal(csv.headers['content-type'], 'text/csv; charset=utf-8');
+    assert.equal(Number(csv.headers['content-length']), csv.rawPayload.length);
     assert.match(csv.body, /^time,request_id,token_id,/);
     assert.match(csv.body, new RegExp(`,${other.id},beta,${MODEL_A},,,400,InvalidParameter,`));
     const future = await get('?since=2999-01-01', admin.authorization);

@@ -1,6 +1,7 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { invalidParameter } from '../../errors/gateway-error.js';
-import { answerRecords, columnsOf, toCsv, totalsRecord } from '../../ledger/usage-format.js';
+import { usageDocument } from '../../ledger/usage-document.js';
 import {
   answerUsageQuery,
   readUsageQuery,
@@ -59,16 +60,14 @@ export function registerUsageRoute(app: FastifyInstance, options: UsageRouteOpti
         throw error;
       }
       const answer = await answerUsageQuery(options.usage, query);
-      const records = answerRecords(answer);
-      if (format === 'csv') {
-        return reply.type('text/csv; charset=utf-8').send(toCsv(records, columnsOf(answer)));
-      }
-      const totals = totalsRecord(answer.totals);
-      return {
-        group_by: answer.grouping ?? null,
-        [answer.grouping === undefined ? 'rows' : 'groups']: records,
-        totals,
-      };
+      const pieces = await usageDocument(answer, format);
+      return reply
+        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
+        .header(
+          'content-length',
+          pieces.reduce((bytes, piece) => bytes + piece.length, 0),
+        )
+        .send(Readable.from(pieces));
     },
   );
 }
