@@ -54,7 +54,7 @@ export interface Database {
   readonly db: Kysely<DatabaseSchema>;
   /** The request path's statements, built once (reservations, settlements, ledger, keys). */
   readonly statements: HotStatements;
-  /** Reads that may scan many rows: the usage reports. */
+  /** Reads that may scan many rows: the usage reports, and the task listings. */
   readonly longReads: LongReads;
   ping(): Promise<void>;
   close(): Promise<void>;

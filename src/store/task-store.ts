@@ -9,6 +9,7 @@ import type {
 } from '../domain/task.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import { endClaim, type HeldClaim } from './claim-fence.js';
+import { InlineReads, type LongReads } from './long-reads.js';
 import type { DatabaseSchema } from './schema.js';
 import type { TasksTable } from './task-schema.js';
 import { toLedgerRow } from './usage-rows.js';
@@ -71,7 +72,14 @@ type TaskQuery = SelectQueryBuilder<DatabaseSchema, 'tasks', object>;
 
 /** Everything but the claim, which each database does its own way. */
 abstract class SqlTaskStore implements TaskStore {
-  constructor(protected readonly db: Kysely<DatabaseSchema>) {}
+  /**
+   * `longReads` runs the listings, which callers page through with an offset over every task of
+   * their day: off the event loop on the server's SQLite.
+   */
+  constructor(
+    protected readonly db: Kysely<DatabaseSchema>,
+    private readonly longReads: LongReads = new InlineReads(db),
+  ) {}
 
   abstract claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
 
@@ -121,20 +129,23 @@ abstract class SqlTaskStore implements TaskStore {
   }
 
   async list(filter: TaskFilter, offset: number, limit: number): Promise<TaskRecord[]> {
-    const rows = await filtered(this.db.selectFrom('tasks'), filter)
-      .selectAll()
-      .orderBy('submitted_at', 'desc')
-      .orderBy('id')
-      .limit(limit)
-      .offset(offset)
-      .execute();
+    const rows = await this.longReads.all(
+      filtered(this.db.selectFrom('tasks'), filter)
+        .selectAll()
+        .orderBy('submitted_at', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset),
+    );
     return rows.map(fromRow);
   }
 
   async count(filter: TaskFilter): Promise<number> {
-    const row = await filtered(this.db.selectFrom('tasks'), filter)
-      .select((eb) => eb.fn.countAll().as('count'))
-      .executeTakeFirst();
+    const [row] = await this.longReads.all(
+      filtered(this.db.selectFrom('tasks'), filter).select((eb) =>
+        eb.fn.countAll<number>().as('count'),
+      ),
+    );
     return Number(row?.count ?? 0);
   }
 
@@ -284,8 +295,11 @@ export class PostgresTaskStore extends SqlTaskStore {
 export function createTaskStore(
   kind: 'sqlite' | 'postgres',
   db: Kysely<DatabaseSchema>,
+  longReads?: LongReads,
 ): TaskStore {
-  return kind === 'sqlite' ? new SqliteTaskStore(db) : new PostgresTaskStore(db);
+  return kind === 'sqlite'
+    ? new SqliteTaskStore(db, longReads)
+    : new PostgresTaskStore(db, longReads);
 }
 
 /**

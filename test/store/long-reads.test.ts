@@ -5,6 +5,8 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import { type Database, openDatabase } from '../../src/store/database.js';
+import type { TaskFilter } from '../../src/domain/task.js';
+import { createTaskStore } from '../../src/store/task-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 
 const ROWS = 150_000;
@@ -132,5 +134,42 @@ describe('long reads of a serving SQLite database', () => {
     await serving.close();
     assert.equal(await outcome, 'given up');
     await assert.rejects(sql`select 1`.execute(serving.db), 'the main connection is closed too');
+  });
+
+  it("run a caller's task listing off the event loop too: its count and its offset read every task of the day", async (t) => {
+    const { serving, inline } = await openBoth(t);
+    await sql`
+      insert into tasks (id, request_id, ledger_row_id, owner, token_id, account, issuer, model,
+        request, resolve_uploads, state, submitted_at, expires_at)
+      with recursive n(i) as (select 0 union all select i + 1 from n where i < ${ROWS - 1})
+      select printf('task-%08d', i), printf('req-%08d', i), printf('row-%08d', i), 'tok_busy',
+        'tok_busy', 'acme', 'gateway', 'gen-2.7-image-pro', '{}', 0, 'SUCCEEDED', ${FIRST_DAY} + i,
+        ${FIRST_DAY + DAY_MS} + i
+      from n`.execute(serving.db);
+    const filter: TaskFilter = {
+      owner: 'tok_busy',
+      tokenId: undefined,
+      state: undefined,
+      model: undefined,
+      submittedFrom: undefined,
+      submittedUntil: undefined,
+    };
+    const servingTasks = createTaskStore(serving.kind, serving.db, serving.longReads);
+    const inlineTasks = createTaskStore(inline.kind, inline.db, inline.longReads);
+    const lastPage = (tasks: typeof servingTasks) =>
+      Promise.all([tasks.count(filter), tasks.list(filter, ROWS - 10, 100)]);
+
+    await servingTasks.count(filter);
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 1);
+    const [count, page] = await lastPage(servingTasks);
+    clearInterval(ticker);
+    assert.equal(count, ROWS);
+    assert.deepEqual(
+      page.map((task) => task.id),
+      Array.from({ length: 10 }, (_, index) => `task-${String(9 - index).padStart(8, '0')}`),
+    );
+    assert.deepEqual([count, page], await lastPage(inlineTasks));
+    assert.ok(turns >= 2, `the event loop turned ${turns} times during the listing`);
   });
 });
