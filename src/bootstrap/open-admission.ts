@@ -77,9 +77,12 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     log,
   );
 
+  // Each part runs whether or not the other failed; the first failure is passed on.
   const sweep = async () => {
-    await quota.reclaimExpired(now());
-    await idempotency.purgeExpired();
+    const failures: unknown[] = [];
+    await quota.reclaimExpired(now()).catch((error: unknown) => failures.push(error));
+    await idempotency.purgeExpired().catch((error: unknown) => failures.push(error));
+    if (failures.length > 0) throw failures[0];
   };
   // Every node sweeps; the deletes are atomic, so two nodes never free the same reservation twice.
   // A sweep is many statements (the keys go by batches): one still running skips the next turn,
@@ -88,7 +91,10 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
   const sweeper = setInterval(() => {
     sweeping ??= sweep()
       .catch((error: unknown) =>
-        log.warn({ err: String(error) }, 'reclaiming expired reservations failed'),
+        log.warn(
+          { err: String(error) },
+          'sweeping expired reservations or Idempotency-Keys failed',
+        ),
       )
       .finally(() => (sweeping = undefined));
   }, settings.reservationTtlMs);

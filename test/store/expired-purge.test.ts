@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { IdempotencyKeys } from '../../src/idempotency/idempotency-keys.js';
 import type { Database } from '../../src/store/database.js';
 import type { IdempotencyKeysTable } from '../../src/store/admission-schema.js';
@@ -8,6 +8,9 @@ import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
 import { createTaskStore } from '../../src/store/task-store.js';
 import type { TasksTable } from '../../src/store/task-schema.js';
 import { purgeInBatches } from '../../src/support/batched-purge.js';
+import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
+import { openAdmission } from '../../src/bootstrap/open-admission.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { silentLog } from '../../src/support/log.js';
 import { BACKENDS, openNodes } from '../helpers/database-backends.js';
 
@@ -132,3 +135,26 @@ for (const [name, targetFor] of BACKENDS) {
     });
   });
 }
+
+describe('the admission sweep', () => {
+  it('purges expired Idempotency-Keys even when reclaiming reservations fails, and says it failed', async (t) => {
+    const [, sqlite] = BACKENDS[0] as (typeof BACKENDS)[number];
+    const [database] = (await openNodes(t, sqlite, 1)) as [Database];
+    await insertAll([keyRow(1, NOW - 1), keyRow(2, NOW + 1)], (rows) =>
+      database.db.insertInto('idempotency_keys').values(rows).execute(),
+    );
+    const admission = await openAdmission({
+      config: loadConfig({}),
+      database,
+      now: () => NOW,
+      log: silentLog,
+      limiter: new MemoryRateLimiter(() => NOW),
+    });
+    t.after(() => admission.close());
+    // Reclaiming reads this table; without it, that part of the sweep fails.
+    await sql`drop table quota_reservations`.execute(database.db);
+
+    await assert.rejects(admission.sweep(), /quota_reservations/);
+    assert.equal(await countOf(database, 'idempotency_keys'), 1, 'the expired key went');
+  });
+});
