@@ -77,12 +77,23 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     log,
   );
 
-  // Each part runs whether or not the other failed; the first failure is passed on.
+  // Each part runs whether or not the other failed; what failed is passed on, named.
+  const sweepParts: [string, () => Promise<unknown>][] = [
+    ['reclaiming expired reservations', () => quota.reclaimExpired(now())],
+    ['purging expired Idempotency-Keys', () => idempotency.purgeExpired()],
+  ];
   const sweep = async () => {
-    const failures: unknown[] = [];
-    await quota.reclaimExpired(now()).catch((error: unknown) => failures.push(error));
-    await idempotency.purgeExpired().catch((error: unknown) => failures.push(error));
-    if (failures.length > 0) throw failures[0];
+    const failures: Error[] = [];
+    for (const [part, run] of sweepParts) {
+      try {
+        await run();
+      } catch (error) {
+        failures.push(new Error(`${part} failed: ${String(error)}`, { cause: error }));
+      }
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1)
+      throw new AggregateError(failures, failures.map((failure) => failure.message).join('; '));
   };
   // Every node sweeps; the deletes are atomic, so two nodes never free the same reservation twice.
   // A sweep is many statements (the keys go by batches): one still running skips the next turn,
@@ -91,10 +102,7 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
   const sweeper = setInterval(() => {
     sweeping ??= sweep()
       .catch((error: unknown) =>
-        log.warn(
-          { err: String(error) },
-          'sweeping expired reservations or Idempotency-Keys failed',
-        ),
+        log.warn({ err: (error as Error).message }, 'the admission sweep failed'),
       )
       .finally(() => (sweeping = undefined));
   }, settings.reservationTtlMs);
