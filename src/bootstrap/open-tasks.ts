@@ -25,7 +25,7 @@ export interface TaskOptions {
 /** The task store on the gateway's database, the service the routes use, and this node's runner. */
 export function openTasks(options: TaskOptions): TaskServices {
   const { config, database, generation, admission, now, log } = options;
-  const store = createTaskStore(database.kind, database.db, database.longReads);
+  const store = createTaskStore(database.kind, database.db, database.listingReads);
   const runner = new TaskRunner({
     store,
     generation,

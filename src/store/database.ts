@@ -54,8 +54,13 @@ export interface Database {
   readonly db: Kysely<DatabaseSchema>;
   /** The request path's statements, built once (reservations, settlements, ledger, keys). */
   readonly statements: HotStatements;
-  /** Reads that may scan many rows: the usage reports, and the task listings. */
-  readonly longReads: LongReads;
+  /** Usage reports, which may scan the whole ledger: an admin's. */
+  readonly reportReads: LongReads;
+  /**
+   * Task listings, which may read a caller's whole day: any caller's. A lane apart from the
+   * reports', so that a caller's listing never waits behind an admin's report.
+   */
+  readonly listingReads: LongReads;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -69,7 +74,7 @@ export async function openDatabase(
 ): Promise<Database> {
   const limits = options.limits ?? DEFAULT_DATABASE_LIMITS;
   const log = options.log ?? silentLog;
-  const { db, statements, longReads, checkpointer } =
+  const { db, statements, reportReads, listingReads, checkpointer } =
     target.kind === 'sqlite'
       ? await openSqlite(target.file, limits, log, options.sqliteWork ?? 'inline')
       : await openPostgres(target, limits, log);
@@ -81,7 +86,7 @@ export async function openDatabase(
         : undefined;
     await migrateToLatest(db as Kysely<unknown>, schema);
   } catch (error) {
-    await longReads.close();
+    await Promise.all([reportReads.close(), listingReads.close()]);
     await db.destroy();
     throw error;
   }
@@ -90,13 +95,14 @@ export async function openDatabase(
     kind: target.kind,
     db,
     statements,
-    longReads,
+    reportReads,
+    listingReads,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     close: async () => {
       try {
-        await longReads.close();
+        await Promise.all([reportReads.close(), listingReads.close()]);
       } finally {
         try {
           await checkpointer?.stop();
@@ -111,7 +117,8 @@ export async function openDatabase(
 interface Opened {
   db: Kysely<DatabaseSchema>;
   statements: HotStatements;
-  longReads: LongReads;
+  reportReads: LongReads;
+  listingReads: LongReads;
   checkpointer?: WalCheckpointer;
 }
 
@@ -145,7 +152,8 @@ async function openSqlite(
   return {
     db,
     statements: new SqliteStatements(db, connection),
-    longReads: background ? new SqliteWorkerReads(path.resolve(file), log) : new InlineReads(db),
+    reportReads: background ? new SqliteWorkerReads(path.resolve(file), log) : new InlineReads(db),
+    listingReads: background ? new SqliteWorkerReads(path.resolve(file), log) : new InlineReads(db),
     checkpointer,
   };
 }
@@ -206,5 +214,10 @@ async function openPostgres(
   const db = new Kysely<DatabaseSchema>({
     dialect: new CurrentSchemaPostgresDialect({ pool: discardingUnanswered(pool) }),
   });
-  return { db, statements: new PostgresStatements(db), longReads: new InlineReads(db) };
+  return {
+    db,
+    statements: new PostgresStatements(db),
+    reportReads: new InlineReads(db),
+    listingReads: new InlineReads(db),
+  };
 }

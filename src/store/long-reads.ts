@@ -1,10 +1,10 @@
 import type { Compilable, QueryExecutorProvider } from 'kysely';
 
 /**
- * Reads that may scan many rows: the usage reports, and the task listings. On PostgreSQL they run on the server like
- * any query; on a serving SQLite database they run on a connection of their own in a worker
- * thread (SqliteWorkerReads), since SQLite's connection of the request path runs its statements
- * on the event loop, and a month's report would hold every request meanwhile.
+ * Reads that may scan many rows: the usage reports, and the task listings. On PostgreSQL they run
+ * on the server like any query; on a serving SQLite database they run on a connection of their
+ * own in a worker thread (SqliteWorkerReads), since SQLite's connection of the request path runs
+ * its statements on the event loop, and a month's report would hold every request meanwhile.
  */
 export interface LongReads {
   all<Row>(query: Compilable<Row>): Promise<Row[]>;

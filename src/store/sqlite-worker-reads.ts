@@ -15,9 +15,10 @@ function workerFile(): string {
 
 /**
  * Long reads of a serving SQLite database, on one worker thread with a connection of its own:
- * the event loop goes on serving requests while a report scans the ledger. Reports wait for each
- * other rather than take a second core from the requests. In WAL mode a reader never holds up
- * the writer; a read that lasts does keep the log from starting over until it ends.
+ * the event loop goes on serving requests while a report scans the ledger. The reads of one lane
+ * (reports, or listings) wait for each other rather than take more cores from the requests. In
+ * WAL mode a reader never holds up the writer; a read that lasts does keep the log from starting
+ * over until it ends.
  */
 export class SqliteWorkerReads implements LongReads {
   private readonly pool = new Piscina<SqliteReadTask, unknown[]>({
@@ -54,7 +55,11 @@ export class SqliteWorkerReads implements LongReads {
     }
   }
 
-  /** Ends the thread at once: a report still running is given up and its caller gets an error. */
+  /**
+   * Ends the thread at once: a read still running is given up and its caller gets an error.
+   * (piscina's destroy() does not return while a second read waits behind the running one: the
+   * gateway's shutdown deadline then ends the process.)
+   */
   async close(): Promise<void> {
     await this.pool.destroy();
   }

@@ -73,12 +73,12 @@ type TaskQuery = SelectQueryBuilder<DatabaseSchema, 'tasks', object>;
 /** Everything but the claim, which each database does its own way. */
 abstract class SqlTaskStore implements TaskStore {
   /**
-   * `longReads` runs the listings, which callers page through with an offset over every task of
-   * their day: off the event loop on the server's SQLite.
+   * `listingReads` runs the listings, which callers page through with an offset over every task
+   * of their day: off the event loop on the server's SQLite.
    */
   constructor(
     protected readonly db: Kysely<DatabaseSchema>,
-    private readonly longReads: LongReads = new InlineReads(db),
+    private readonly listingReads: LongReads = new InlineReads(db),
   ) {}
 
   abstract claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
@@ -129,7 +129,7 @@ abstract class SqlTaskStore implements TaskStore {
   }
 
   async list(filter: TaskFilter, offset: number, limit: number): Promise<TaskRecord[]> {
-    const rows = await this.longReads.all(
+    const rows = await this.listingReads.all(
       filtered(this.db.selectFrom('tasks'), filter)
         .selectAll()
         .orderBy('submitted_at', 'desc')
@@ -141,7 +141,7 @@ abstract class SqlTaskStore implements TaskStore {
   }
 
   async count(filter: TaskFilter): Promise<number> {
-    const [row] = await this.longReads.all(
+    const [row] = await this.listingReads.all(
       filtered(this.db.selectFrom('tasks'), filter).select((eb) =>
         eb.fn.countAll<number>().as('count'),
       ),
@@ -295,11 +295,11 @@ export class PostgresTaskStore extends SqlTaskStore {
 export function createTaskStore(
   kind: 'sqlite' | 'postgres',
   db: Kysely<DatabaseSchema>,
-  longReads?: LongReads,
+  listingReads?: LongReads,
 ): TaskStore {
   return kind === 'sqlite'
-    ? new SqliteTaskStore(db, longReads)
-    : new PostgresTaskStore(db, longReads);
+    ? new SqliteTaskStore(db, listingReads)
+    : new PostgresTaskStore(db, listingReads);
 }
 
 /**

@@ -26,12 +26,12 @@ const LIST_PAGE_ROWS = 2000;
 export class SqlUsageStore {
   private readonly db: Kysely<DatabaseSchema>;
   private readonly statements: HotStatements;
-  private readonly longReads: LongReads;
+  private readonly reportReads: LongReads;
 
-  constructor(database: Pick<Database, 'db' | 'statements' | 'longReads'>) {
+  constructor(database: Pick<Database, 'db' | 'statements' | 'reportReads'>) {
     this.db = database.db;
     this.statements = database.statements;
-    this.longReads = database.longReads;
+    this.reportReads = database.reportReads;
   }
 
   /**
@@ -64,7 +64,7 @@ export class SqlUsageStore {
           .where('created_at', '>=', createdAt)
           .where((eb) => eb.or([eb('created_at', '>', createdAt), eb('id', '>', id)]));
       }
-      const page = await this.longReads.all(
+      const page = await this.reportReads.all(
         query.orderBy('created_at').orderBy('id').limit(pageRows),
       );
       for (const row of page) rows.push(fromLedgerRow(row));
@@ -95,7 +95,7 @@ export class SqlUsageStore {
       eb.fn.sum('images_billed').as('images_billed'),
       eb.fn.sum('cost_micros').as('cost_micros'),
     ]);
-    const rows = await this.longReads.all(
+    const rows = await this.reportReads.all(
       grouping === undefined ? query : query.groupBy(sql`1`).orderBy(sql`1`),
     );
     return rows.map((row) => {

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import type { TaskFilter } from '../../src/domain/task.js';
@@ -10,6 +11,11 @@ import { createTaskStore } from '../../src/store/task-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 
 const ROWS = 150_000;
+/**
+ * A read of a few seconds. SQLite cannot be interrupted inside a statement: a thread ended
+ * during one lingers until it returns, and keeps the test's process alive until then.
+ */
+const LONG_COUNT = 20_000_000;
 const DAY_MS = 86_400_000;
 const FIRST_DAY = 20_000 * DAY_MS;
 
@@ -94,7 +100,7 @@ describe('long reads of a serving SQLite database', () => {
     await fillLedger(serving);
     assert.equal((await usage.summarize({}))[0]?.requests, ROWS);
     await assert.rejects(
-      serving.longReads.all({
+      serving.reportReads.all({
         compile: () => sql`select x from no_such_table`.compile(serving.db),
       }),
       (error: Error & { code?: string }) => {
@@ -114,7 +120,7 @@ describe('long reads of a serving SQLite database', () => {
   it('cannot write', async (t) => {
     const { serving } = await openBoth(t);
     await assert.rejects(
-      serving.longReads.all({
+      serving.reportReads.all({
         compile: () => sql`delete from usage_ledger returning id`.compile(serving.db),
       }),
       /readonly|read-only|query_only/i,
@@ -123,9 +129,8 @@ describe('long reads of a serving SQLite database', () => {
 
   it('are given up when the database closes, which then closes at once', async (t) => {
     const { serving } = await openBoth(t);
-    // Counts to two billion: minutes of work, were it left to finish.
-    const endless = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < 2000000000) select count(*) as c from n`;
-    const report = serving.longReads.all({ compile: () => endless.compile(serving.db) });
+    const longRead = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${LONG_COUNT}) select count(*) as c from n`;
+    const report = serving.reportReads.all({ compile: () => longRead.compile(serving.db) });
     const outcome = report.then(
       () => 'answered',
       () => 'given up',
@@ -154,8 +159,8 @@ describe('long reads of a serving SQLite database', () => {
       submittedFrom: undefined,
       submittedUntil: undefined,
     };
-    const servingTasks = createTaskStore(serving.kind, serving.db, serving.longReads);
-    const inlineTasks = createTaskStore(inline.kind, inline.db, inline.longReads);
+    const servingTasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
+    const inlineTasks = createTaskStore(inline.kind, inline.db, inline.listingReads);
     const lastPage = (tasks: typeof servingTasks) =>
       Promise.all([tasks.count(filter), tasks.list(filter, ROWS - 10, 100)]);
 
@@ -171,5 +176,33 @@ describe('long reads of a serving SQLite database', () => {
     );
     assert.deepEqual([count, page], await lastPage(inlineTasks));
     assert.ok(turns >= 2, `the event loop turned ${turns} times during the listing`);
+  });
+
+  it("serve a caller's task listing while an admin's report is still running", async (t) => {
+    const { serving } = await openBoth(t);
+    const longRead = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${LONG_COUNT}) select count(*) as c from n`;
+    const report = serving.reportReads.all({ compile: () => longRead.compile(serving.db) });
+    report.catch(() => undefined);
+    const tasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
+    const filter: TaskFilter = {
+      owner: 'tok_busy',
+      tokenId: undefined,
+      state: undefined,
+      model: undefined,
+      submittedFrom: undefined,
+      submittedUntil: undefined,
+    };
+    const listing = tasks.count(filter).then(
+      () => 'answered',
+      (error: unknown) => `failed: ${String(error)}`,
+    );
+    // Behind the report on one lane, the listing would wait seconds; closing ends both.
+    const giveUp = new AbortController();
+    const waited = sleep(10_000, 'still waiting', { signal: giveUp.signal }).catch(() => '');
+    const first = await Promise.race([listing, waited]);
+    giveUp.abort();
+    await serving.close();
+    assert.equal(first, 'answered');
+    await assert.rejects(report, 'the report was still running');
   });
 });
