@@ -16,6 +16,15 @@ const ROWS = 150_000;
  * during one lingers until it returns, and keeps the test's process alive until then.
  */
 const LONG_COUNT = 20_000_000;
+/** The tasks of one caller with many. */
+const BUSY_CALLER: TaskFilter = {
+  owner: 'tok_busy',
+  tokenId: undefined,
+  state: undefined,
+  model: undefined,
+  submittedFrom: undefined,
+  submittedUntil: undefined,
+};
 const DAY_MS = 86_400_000;
 const FIRST_DAY = 20_000 * DAY_MS;
 
@@ -151,14 +160,7 @@ describe('long reads of a serving SQLite database', () => {
         'tok_busy', 'acme', 'gateway', 'gen-2.7-image-pro', '{}', 0, 'SUCCEEDED', ${FIRST_DAY} + i,
         ${FIRST_DAY + DAY_MS} + i
       from n`.execute(serving.db);
-    const filter: TaskFilter = {
-      owner: 'tok_busy',
-      tokenId: undefined,
-      state: undefined,
-      model: undefined,
-      submittedFrom: undefined,
-      submittedUntil: undefined,
-    };
+    const filter = BUSY_CALLER;
     const servingTasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
     const inlineTasks = createTaskStore(inline.kind, inline.db, inline.listingReads);
     const lastPage = (tasks: typeof servingTasks) =>
@@ -184,14 +186,7 @@ describe('long reads of a serving SQLite database', () => {
     const report = serving.reportReads.all({ compile: () => longRead.compile(serving.db) });
     report.catch(() => undefined);
     const tasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
-    const filter: TaskFilter = {
-      owner: 'tok_busy',
-      tokenId: undefined,
-      state: undefined,
-      model: undefined,
-      submittedFrom: undefined,
-      submittedUntil: undefined,
-    };
+    const filter = BUSY_CALLER;
     const listing = tasks.count(filter).then(
       () => 'answered',
       (error: unknown) => `failed: ${String(error)}`,
