@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { GenerationResult } from '../src/generation/generation-service.js';
 import { IdempotencyKeys } from '../src/idempotency/idempotency-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { SqlIdempotencyStore } from '../src/store/idempotency-store.js';
@@ -15,23 +16,16 @@ import type { BenchRow } from './bench-row.js';
 /** A minute of keys at 1,000 requests a second: what one sweep finds expired, a day later. */
 const EXPIRED_KEYS = 60_000;
 const NOW = Date.now();
-/** A stored result as a settlement publishes it: one signed image URL and the usage. */
+/** A stored result as a settlement publishes it: the generation's result, one signed image URL. */
 const RESULT = JSON.stringify({
-  output: {
-    choices: [
-      {
-        finish_reason: 'stop',
-        message: {
-          role: 'assistant',
-          content: [
-            { image: `http://127.0.0.1:8080/images/${'a'.repeat(40)}.png?${'s'.repeat(90)}` },
-          ],
-        },
-      },
-    ],
-  },
-  usage: { image_count: 1, width: 2048, height: 2048 },
-});
+  imageUrls: [
+    `http://127.0.0.1:8080/images/${'a'.repeat(24)}.png?expires=1795882380&signature=${'s'.repeat(43)}`,
+  ],
+  width: 2048,
+  height: 2048,
+  tokens: { input: 12, output: 4096 },
+  createdAt: NOW,
+} satisfies GenerationResult);
 
 async function purgeOnce(batchSize: number): Promise<{ totalMs: number; stallMs: number }> {
   const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-purge-bench-'));
