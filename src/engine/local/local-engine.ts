@@ -4,7 +4,7 @@ import { defaultWorkerCount, RenderPool } from './render-pool.js';
 import { planRender } from './render-plan.js';
 import type { SharedPreparedInputs } from './render-tasks.js';
 import { sharedCopy } from './shared-bytes.js';
-import { TurnQueue } from './turn-queue.js';
+import { TurnQueue } from '../../support/turn-queue.js';
 import { asAbortSignal } from '../../support/cancellation.js';
 
 export interface LocalEngineOptions {
@@ -51,6 +51,7 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
     this.turns = new TurnQueue({
       running: RUNNING_JOBS_PER_WORKER * workers,
       waiting: options.queueLimit ?? QUEUED_JOBS_PER_WORKER * workers,
+      what: 'the local engine',
     });
   }
 

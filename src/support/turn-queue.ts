@@ -1,4 +1,4 @@
-import { GatewayError } from '../../errors/gateway-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
 
 /** Suggested to a refused caller: places free up as fast as running jobs finish. */
 const RETRY_AFTER_SECONDS = 1;
@@ -8,6 +8,8 @@ export interface TurnLimits {
   running: number;
   /** Jobs that may wait for a turn; one more is refused. */
   waiting: number;
+  /** What is busy, for the refusal's message: "the local engine", "task listings". */
+  what: string;
 }
 
 /** A held turn; giving it back more than once is harmless. */
@@ -42,26 +44,26 @@ export class TurnQueue {
    * A turn, once one is free. Rejects at once with 503 Overloaded when the queue is full, and
    * with the signal's reason if it aborts before the turn comes.
    */
-  take(signal: AbortSignal): Promise<Turn> {
-    if (signal.aborted) return Promise.reject(signal.reason as Error);
+  take(signal?: AbortSignal): Promise<Turn> {
+    if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
     if (this.held < this.limits.running) return Promise.resolve(this.grant());
     if (this.waiters.length >= this.limits.waiting) return Promise.reject(this.overloaded());
     return new Promise<Turn>((resolve, reject) => {
       const leave = () => {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        reject(signal.reason as Error);
+        reject(signal?.reason as Error);
       };
       const waiter: Waiter = {
         grant: (turn) => {
-          signal.removeEventListener('abort', leave);
+          signal?.removeEventListener('abort', leave);
           resolve(turn);
         },
         refuse: (reason) => {
-          signal.removeEventListener('abort', leave);
+          signal?.removeEventListener('abort', leave);
           reject(reason);
         },
       };
-      signal.addEventListener('abort', leave, { once: true });
+      signal?.addEventListener('abort', leave, { once: true });
       this.waiters.push(waiter);
     });
   }
@@ -85,10 +87,10 @@ export class TurnQueue {
   }
 
   private overloaded(): GatewayError {
-    const { running, waiting } = this.limits;
+    const { running, waiting, what } = this.limits;
     return new GatewayError(
       'Overloaded',
-      `the local engine is busy: ${running} jobs running and ${waiting} waiting, the most it queues; retry shortly`,
+      `${what} is busy: ${running} running and ${waiting} waiting, the most it queues; retry shortly`,
       { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     );
   }
