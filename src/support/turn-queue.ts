@@ -8,8 +8,8 @@ export interface TurnLimits {
   running: number;
   /** Jobs that may wait for a turn; one more is refused. */
   waiting: number;
-  /** What is busy, for the refusal's message: "the local engine", "task listings". */
-  what: string;
+  /** The refusal's message begins with it: "the local engine is busy", "task listings are busy". */
+  busy: string;
 }
 
 /** A held turn; giving it back more than once is harmless. */
@@ -87,10 +87,10 @@ export class TurnQueue {
   }
 
   private overloaded(): GatewayError {
-    const { running, waiting, what } = this.limits;
+    const { running, waiting, busy } = this.limits;
     return new GatewayError(
       'Overloaded',
-      `${what} is busy: ${running} running and ${waiting} waiting, the most it queues; retry shortly`,
+      `${busy}: ${running} running and ${waiting} waiting, the most it queues; retry shortly`,
       { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     );
   }

@@ -14,7 +14,7 @@ const settledState = async (promise: Promise<unknown>): Promise<string> =>
 
 describe('TurnQueue', () => {
   it('grants turns in arrival order as they are given back', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 2, what: 'the lane' });
+    const queue = new TurnQueue({ running: 1, waiting: 2, busy: 'the lane is busy' });
     const first = await queue.take();
     const order: string[] = [];
     const second = queue.take().then((turn) => (order.push('second'), turn));
@@ -27,20 +27,20 @@ describe('TurnQueue', () => {
   });
 
   it('refuses one more than it queues with 503 Overloaded, Retry-After and what is busy', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 1, what: 'task listings' });
+    const queue = new TurnQueue({ running: 1, waiting: 1, busy: 'task listings are busy' });
     await queue.take();
     void queue.take();
     await assert.rejects(queue.take(), (error: unknown) => {
       assert.ok(error instanceof GatewayError);
       assert.equal(error.code, 'Overloaded');
       assert.equal(error.headers?.['Retry-After'], '1');
-      assert.match(error.message, /^task listings is busy: 1 running and 1 waiting/);
+      assert.match(error.message, /^task listings are busy: 1 running and 1 waiting/);
       return true;
     });
   });
 
   it('lets a waiter whose signal aborts leave its place to the next', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 1, what: 'the lane' });
+    const queue = new TurnQueue({ running: 1, waiting: 1, busy: 'the lane is busy' });
     const first = await queue.take();
     const leaving = new AbortController();
     const left = queue.take(leaving.signal);
@@ -52,7 +52,7 @@ describe('TurnQueue', () => {
   });
 
   it('refuses every waiter on refuseWaiting, while the turn held runs on', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 3, what: 'the lane' });
+    const queue = new TurnQueue({ running: 1, waiting: 3, busy: 'the lane is busy' });
     const held = await queue.take();
     const waiting = [queue.take(), queue.take()];
     queue.refuseWaiting(new Error('closed'));
@@ -64,7 +64,7 @@ describe('TurnQueue', () => {
   });
 
   it('rejects limits that are not whole numbers', () => {
-    assert.throws(() => new TurnQueue({ running: 0, waiting: 1, what: 'x' }), RangeError);
-    assert.throws(() => new TurnQueue({ running: 1, waiting: 0.5, what: 'x' }), RangeError);
+    assert.throws(() => new TurnQueue({ running: 0, waiting: 1, busy: 'x' }), RangeError);
+    assert.throws(() => new TurnQueue({ running: 1, waiting: 0.5, busy: 'x' }), RangeError);
   });
 });

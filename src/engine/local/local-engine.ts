@@ -51,7 +51,7 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
     this.turns = new TurnQueue({
       running: RUNNING_JOBS_PER_WORKER * workers,
       waiting: options.queueLimit ?? QUEUED_JOBS_PER_WORKER * workers,
-      what: 'the local engine',
+      busy: 'the local engine is busy',
     });
   }
 
