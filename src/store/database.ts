@@ -11,7 +11,7 @@ import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-
 import { discardingUnanswered } from './unanswered-statements.js';
 import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.js';
 import { InlineReads, type LongReads } from './long-reads.js';
-import { SqliteWorkerReads } from './sqlite-worker-reads.js';
+import { type ReadLane, SqliteWorkerReads } from './sqlite-worker-reads.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 import { WAL_FILE_LIMIT_BYTES } from './wal-limits.js';
 import { type Log, silentLog } from '../support/log.js';
@@ -66,6 +66,14 @@ export interface Database {
 }
 
 const INT8_OID = 20;
+
+/** An admin's reports: a few at once is already a queue of seconds. */
+const REPORT_LANE: ReadLane = { busy: 'usage reports are busy', waiting: 8 };
+/**
+ * Callers' task listings (two reads each, a page and its count): each takes milliseconds, and a
+ * caller has at most two under way (TaskService), so a full lane means many callers at once.
+ */
+const LISTING_LANE: ReadLane = { busy: 'task listings are busy', waiting: 32 };
 
 /** Opens the database, creating the SQLite file or the PostgreSQL schema, and migrates it. */
 export async function openDatabase(
@@ -152,8 +160,12 @@ async function openSqlite(
   return {
     db,
     statements: new SqliteStatements(db, connection),
-    reportReads: background ? new SqliteWorkerReads(path.resolve(file), log) : new InlineReads(db),
-    listingReads: background ? new SqliteWorkerReads(path.resolve(file), log) : new InlineReads(db),
+    reportReads: background
+      ? new SqliteWorkerReads(path.resolve(file), log, REPORT_LANE)
+      : new InlineReads(db),
+    listingReads: background
+      ? new SqliteWorkerReads(path.resolve(file), log, LISTING_LANE)
+      : new InlineReads(db),
     checkpointer,
   };
 }

@@ -1,11 +1,21 @@
 import type { Compilable } from 'kysely';
 import { Piscina } from 'piscina';
+import { GatewayError } from '../errors/gateway-error.js';
 import type { Log } from '../support/log.js';
+import { TurnQueue } from '../support/turn-queue.js';
 import type { LongReads } from './long-reads.js';
 import type { SqliteReadTask } from './sqlite-read-worker.js';
 
 /** A thread idle this long ends, and its connection with it: reports are rare. */
 const IDLE_THREAD_MS = 60_000;
+
+/** One lane of long reads: what a refusal calls it, and how many reads may wait their turn. */
+export interface ReadLane {
+  /** The refusal's message begins with it: "task listings are busy". */
+  busy: string;
+  /** Reads waiting behind the running one; one more is refused with 503 Overloaded. */
+  waiting: number;
+}
 
 /** The worker's module beside this one: source under tsx (tests, bench), JavaScript in dist/. */
 function workerFile(): string {
@@ -16,9 +26,11 @@ function workerFile(): string {
 /**
  * Long reads of a serving SQLite database, on one worker thread with a connection of its own:
  * the event loop goes on serving requests while a report scans the ledger. The reads of one lane
- * (reports, or listings) wait for each other rather than take more cores from the requests. In
- * WAL mode a reader never holds up the writer; a read that lasts does keep the log from starting
- * over until it ends.
+ * (reports, or listings) take turns rather than take more cores from the requests, and a read
+ * that finds `lane.waiting` others waiting is refused at once (503 Overloaded, Retry-After). The
+ * turns are kept here, not in piscina's queue, whose destroy() would not return while a read
+ * waited in it. In WAL mode a reader never holds up the writer; a read that lasts does keep the
+ * log from starting over until it ends.
  */
 export class SqliteWorkerReads implements LongReads {
   private readonly pool = new Piscina<SqliteReadTask, unknown[]>({
@@ -28,10 +40,15 @@ export class SqliteWorkerReads implements LongReads {
     idleTimeout: IDLE_THREAD_MS,
   });
 
+  private readonly turns: TurnQueue;
+  private closed = false;
+
   constructor(
     private readonly file: string,
     log: Log,
+    lane: ReadLane,
   ) {
+    this.turns = new TurnQueue({ running: 1, waiting: lane.waiting, busy: lane.busy });
     // A thread that dies while idle is reported here; unheard, the event would end the process.
     this.pool.on('error', (error: unknown) =>
       log.warn({ err: String(error) }, 'the SQLite read thread failed'),
@@ -39,7 +56,9 @@ export class SqliteWorkerReads implements LongReads {
   }
 
   async all<Row>(query: Compilable<Row>): Promise<Row[]> {
+    if (this.closed) throw shuttingDown();
     const compiled = query.compile();
+    const turn = await this.turns.take();
     try {
       return (await this.pool.run({
         file: this.file,
@@ -52,15 +71,24 @@ export class SqliteWorkerReads implements LongReads {
       const code = (error as { cause?: { code?: unknown } }).cause?.code;
       if (error instanceof Error && typeof code === 'string') Object.assign(error, { code });
       throw error;
+    } finally {
+      turn.release();
     }
   }
 
   /**
-   * Ends the thread at once: a read still running is given up and its caller gets an error.
-   * (piscina's destroy() does not return while a second read waits behind the running one: the
-   * gateway's shutdown deadline then ends the process.)
+   * Ends the thread at once: the reads waiting their turn are refused, and the one running is
+   * given up; each caller gets an error.
    */
   async close(): Promise<void> {
+    this.closed = true;
+    this.turns.refuseWaiting(shuttingDown());
     await this.pool.destroy();
   }
+}
+
+function shuttingDown(): GatewayError {
+  return new GatewayError('Overloaded', 'the gateway is shutting down; retry shortly', {
+    'Retry-After': '1',
+  });
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { GatewayError } from '../../src/errors/gateway-error.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import type { TaskFilter } from '../../src/domain/task.js';
 import { createTaskStore } from '../../src/store/task-store.js';
@@ -26,6 +27,8 @@ const BUSY_CALLER: TaskFilter = {
   submittedUntil: undefined,
 };
 const DAY_MS = 86_400_000;
+/** Reads a lane of task listings queues behind the running one (src/store/database.ts). */
+const LISTING_LANE_WAITING = 32;
 const FIRST_DAY = 20_000 * DAY_MS;
 
 /** A serving SQLite database (reads in a worker) and the CLI's view of the same file (inline). */
@@ -148,6 +151,56 @@ describe('long reads of a serving SQLite database', () => {
     await serving.close();
     assert.equal(await outcome, 'given up');
     await assert.rejects(sql`select 1`.execute(serving.db), 'the main connection is closed too');
+  });
+
+  it('close at once with reads waiting their turn behind the running one, refusing them with 503', async (t) => {
+    const { serving } = await openBoth(t);
+    const longRead = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${LONG_COUNT}) select count(*) as c from n`;
+    const running = serving.listingReads.all({ compile: () => longRead.compile(serving.db) });
+    const waiting = [1, 2, 3].map(() =>
+      serving.listingReads.all({ compile: () => sql`select 1 as one`.compile(serving.db) }),
+    );
+    const outcomes = Promise.allSettled([running, ...waiting]);
+    await sleep(200);
+    const closing = serving.close().then(() => 'closed');
+    const deadline = sleep(5_000, 'still closing');
+    assert.equal(await Promise.race([closing, deadline]), 'closed');
+    const [first, ...rest] = await outcomes;
+    assert.equal(first?.status, 'rejected', 'the running read is given up');
+    for (const outcome of rest) {
+      assert.equal(outcome.status, 'rejected');
+      const error = (outcome as PromiseRejectedResult).reason as GatewayError;
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.code, 'Overloaded');
+      assert.match(error.message, /shutting down/);
+    }
+    await assert.rejects(
+      serving.listingReads.all({ compile: () => sql`select 1 as one`.compile(serving.db) }),
+      /shutting down/,
+      'a read after closing is refused too',
+    );
+  });
+
+  it('refuse a read that finds the lane full with 503 Overloaded and Retry-After, and serve on', async (t) => {
+    const { serving } = await openBoth(t);
+    const tasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
+    const slow = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < 2000000) select count(*) as c from n`;
+    const running = serving.listingReads.all({ compile: () => slow.compile(serving.db) });
+    const queued = Array.from({ length: LISTING_LANE_WAITING }, () => tasks.count(BUSY_CALLER));
+    await assert.rejects(tasks.count(BUSY_CALLER), (error: unknown) => {
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.code, 'Overloaded');
+      assert.equal(error.headers['Retry-After'], '1');
+      assert.match(error.message, /^task listings are busy: 1 running and 32 waiting/);
+      return true;
+    });
+    await running;
+    assert.deepEqual(
+      await Promise.all(queued),
+      queued.map(() => 0),
+      'those queued are answered',
+    );
+    assert.equal(await tasks.count(BUSY_CALLER), 0, 'and the lane takes reads again');
   });
 
   it("run a caller's task listing off the event loop too: its count and its offset read every task of the day", async (t) => {
