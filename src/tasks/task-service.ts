@@ -9,6 +9,7 @@ import type { RequestAccount } from '../ledger/request-account.js';
 import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
 import { SubmissionClaimLost, type TaskStore } from '../store/task-store.js';
 import { IMAGE_URL_VALIDITY_SECONDS } from '../storage/signed-url.js';
+import { PerKeySlots } from '../support/per-key-slots.js';
 import { holdsControlCharacter } from '../support/stored-text.js';
 import { validateRequest } from '../validate/validate-request.js';
 import { mayRead, ownerOf, principalOfTask } from './task-owner.js';
@@ -17,6 +18,12 @@ import { mayRead, ownerOf, principalOfTask } from './task-owner.js';
 export const TASK_RESULT_TTL_MS = IMAGE_URL_VALIDITY_SECONDS * 1000;
 /** How long a submission refused for a full queue is told to wait. */
 const QUEUE_FULL_RETRY_AFTER_S = 5;
+/**
+ * Task listings one caller may have under way at once on this node. A listing reads a page and a
+ * count, which on SQLite wait their turn on one thread shared by every caller: without a cap, one
+ * caller's flood of listings would queue everyone else's behind it.
+ */
+export const LISTINGS_PER_CALLER = 2;
 /** Ledger-only code of a task canceled before it ran. */
 export const CANCELED_CODE = 'Canceled';
 
@@ -59,6 +66,8 @@ export interface TaskServiceOptions {
  * row is written when the task ends, by whoever ends it.
  */
 export class TaskService {
+  private readonly listings = new PerKeySlots(LISTINGS_PER_CALLER);
+
   constructor(private readonly options: TaskServiceOptions) {}
 
   async submit(submission: Submission): Promise<string> {
@@ -154,17 +163,29 @@ export class TaskService {
     return { ...task, state: 'CANCELED', endedAt: now };
   }
 
-  /** The caller's tasks, newest first (every task for an admin token). */
+  /**
+   * The caller's tasks, newest first (every task for an admin token). A caller with
+   * `LISTINGS_PER_CALLER` listings under way is refused another with 429 and Retry-After.
+   */
   async list(principal: Principal, query: TaskListQuery): Promise<TaskPage> {
-    const filter: TaskFilter = {
-      ...query.filter,
-      owner: principal.admin ? undefined : ownerOf(principal),
-    };
-    const [tasks, total] = await Promise.all([
-      this.options.store.list(filter, (query.pageNo - 1) * query.pageSize, query.pageSize),
-      this.options.store.count(filter),
-    ]);
-    return { tasks, total };
+    const caller = ownerOf(principal);
+    const release = this.listings.tryTake(caller);
+    if (release === undefined)
+      throw new GatewayError(
+        'Throttling.RateQuota',
+        `this token has ${LISTINGS_PER_CALLER} task listings under way, the most at once; retry once one has answered`,
+        { 'Retry-After': '1' },
+      );
+    try {
+      const filter: TaskFilter = { ...query.filter, owner: principal.admin ? undefined : caller };
+      const [tasks, total] = await Promise.all([
+        this.options.store.list(filter, (query.pageNo - 1) * query.pageSize, query.pageSize),
+        this.options.store.count(filter),
+      ]);
+      return { tasks, total };
+    } finally {
+      release();
+    }
   }
 }
 
