@@ -48,7 +48,16 @@ export class SqliteWorkerReads implements LongReads {
     log: Log,
     lane: ReadLane,
   ) {
-    this.turns = new TurnQueue({ running: 1, waiting: lane.waiting, busy: lane.busy });
+    this.turns = new TurnQueue({
+      running: 1,
+      waiting: lane.waiting,
+      refusal: () =>
+        new GatewayError(
+          'Overloaded',
+          `${lane.busy}: one read running and ${lane.waiting} waiting, the most this node queues; retry shortly`,
+          { 'Retry-After': '1' },
+        ),
+    });
     // A thread that dies while idle is reported here; unheard, the event would end the process.
     this.pool.on('error', (error: unknown) =>
       log.warn({ err: String(error) }, 'the SQLite read thread failed'),

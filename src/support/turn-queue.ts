@@ -1,15 +1,10 @@
-import { GatewayError } from '../errors/gateway-error.js';
-
-/** Suggested to a refused caller: places free up as fast as running jobs finish. */
-const RETRY_AFTER_SECONDS = 1;
-
 export interface TurnLimits {
   /** Jobs that hold a turn at once. */
   running: number;
   /** Jobs that may wait for a turn; one more is refused. */
   waiting: number;
-  /** The refusal's message begins with it: "the local engine is busy", "task listings are busy". */
-  busy: string;
+  /** The error a job gets when every turn is taken and the queue is full (503 Overloaded, say). */
+  refusal: () => Error;
 }
 
 /** A held turn; giving it back more than once is harmless. */
@@ -24,8 +19,7 @@ interface Waiter {
 
 /**
  * Turns to run jobs, given in arrival order. A job that finds every turn taken and the queue
- * full is refused at once with 503 Overloaded and Retry-After, rather than waiting longer than
- * its caller would.
+ * full is refused at once, rather than waiting longer than its caller would.
  */
 export class TurnQueue {
   private held = 0;
@@ -41,13 +35,13 @@ export class TurnQueue {
   }
 
   /**
-   * A turn, once one is free. Rejects at once with 503 Overloaded when the queue is full, and
-   * with the signal's reason if it aborts before the turn comes.
+   * A turn, once one is free. Rejects at once with the limits' refusal when the queue is full,
+   * and with the signal's reason if it aborts before the turn comes.
    */
   take(signal?: AbortSignal): Promise<Turn> {
     if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
     if (this.held < this.limits.running) return Promise.resolve(this.grant());
-    if (this.waiters.length >= this.limits.waiting) return Promise.reject(this.overloaded());
+    if (this.waiters.length >= this.limits.waiting) return Promise.reject(this.limits.refusal());
     return new Promise<Turn>((resolve, reject) => {
       const leave = () => {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
@@ -84,14 +78,5 @@ export class TurnQueue {
         this.waiters.shift()?.grant(this.grant());
       },
     };
-  }
-
-  private overloaded(): GatewayError {
-    const { running, waiting, busy } = this.limits;
-    return new GatewayError(
-      'Overloaded',
-      `${busy}: ${running} running and ${waiting} waiting, the most it queues; retry shortly`,
-      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-    );
   }
 }

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GatewayError } from '../../src/errors/gateway-error.js';
 import { TurnQueue } from '../../src/support/turn-queue.js';
 
 const settledState = async (promise: Promise<unknown>): Promise<string> =>
@@ -14,7 +13,7 @@ const settledState = async (promise: Promise<unknown>): Promise<string> =>
 
 describe('TurnQueue', () => {
   it('grants turns in arrival order as they are given back', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 2, busy: 'the lane is busy' });
+    const queue = new TurnQueue({ running: 1, waiting: 2, refusal: () => new Error('full') });
     const first = await queue.take();
     const order: string[] = [];
     const second = queue.take().then((turn) => (order.push('second'), turn));
@@ -26,21 +25,16 @@ describe('TurnQueue', () => {
     assert.deepEqual(order, ['second', 'third']);
   });
 
-  it('refuses one more than it queues with 503 Overloaded, Retry-After and what is busy', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 1, busy: 'task listings are busy' });
+  it('refuses one more than it queues with its refusal, at once', async () => {
+    const queue = new TurnQueue({ running: 1, waiting: 1, refusal: () => new Error('full') });
     await queue.take();
-    void queue.take();
-    await assert.rejects(queue.take(), (error: unknown) => {
-      assert.ok(error instanceof GatewayError);
-      assert.equal(error.code, 'Overloaded');
-      assert.equal(error.headers?.['Retry-After'], '1');
-      assert.match(error.message, /^task listings are busy: 1 running and 1 waiting/);
-      return true;
-    });
+    const waiting = queue.take();
+    await assert.rejects(queue.take(), /^Error: full$/);
+    assert.equal(await settledState(waiting), 'waiting', 'the one queued keeps its place');
   });
 
   it('lets a waiter whose signal aborts leave its place to the next', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 1, busy: 'the lane is busy' });
+    const queue = new TurnQueue({ running: 1, waiting: 1, refusal: () => new Error('full') });
     const first = await queue.take();
     const leaving = new AbortController();
     const left = queue.take(leaving.signal);
@@ -52,7 +46,7 @@ describe('TurnQueue', () => {
   });
 
   it('refuses every waiter on refuseWaiting, while the turn held runs on', async () => {
-    const queue = new TurnQueue({ running: 1, waiting: 3, busy: 'the lane is busy' });
+    const queue = new TurnQueue({ running: 1, waiting: 3, refusal: () => new Error('full') });
     const held = await queue.take();
     const waiting = [queue.take(), queue.take()];
     queue.refuseWaiting(new Error('closed'));
@@ -64,7 +58,13 @@ describe('TurnQueue', () => {
   });
 
   it('rejects limits that are not whole numbers', () => {
-    assert.throws(() => new TurnQueue({ running: 0, waiting: 1, busy: 'x' }), RangeError);
-    assert.throws(() => new TurnQueue({ running: 1, waiting: 0.5, busy: 'x' }), RangeError);
+    assert.throws(
+      () => new TurnQueue({ running: 0, waiting: 1, refusal: () => new Error('full') }),
+      RangeError,
+    );
+    assert.throws(
+      () => new TurnQueue({ running: 1, waiting: 0.5, refusal: () => new Error('full') }),
+      RangeError,
+    );
   });
 });

@@ -5,9 +5,23 @@ import type { Principal } from '../../src/domain/principal.js';
 import type { TaskFilter } from '../../src/domain/task.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { TaskStore } from '../../src/store/task-store.js';
-import { LISTINGS_PER_CALLER, TaskService } from '../../src/tasks/task-service.js';
+import {
+  LISTINGS_PER_CALLER,
+  type TaskListQuery,
+  TaskService,
+} from '../../src/tasks/task-service.js';
 
-const QUERY = { filter: {}, pageNo: 1, pageSize: 10 };
+const QUERY: TaskListQuery = {
+  filter: {
+    state: undefined,
+    model: undefined,
+    tokenId: undefined,
+    submittedFrom: undefined,
+    submittedUntil: undefined,
+  },
+  pageNo: 1,
+  pageSize: 10,
+};
 const caller = (tokenId: string, admin = false): Principal => ({
   tokenId,
   account: 'acme',

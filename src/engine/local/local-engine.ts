@@ -4,6 +4,7 @@ import { defaultWorkerCount, RenderPool } from './render-pool.js';
 import { planRender } from './render-plan.js';
 import type { SharedPreparedInputs } from './render-tasks.js';
 import { sharedCopy } from './shared-bytes.js';
+import { GatewayError } from '../../errors/gateway-error.js';
 import { TurnQueue } from '../../support/turn-queue.js';
 import { asAbortSignal } from '../../support/cancellation.js';
 
@@ -30,6 +31,8 @@ const RUNNING_JOBS_PER_WORKER = 2;
  * well inside a channel's time-out, while a burst of requests still finds room.
  */
 const QUEUED_JOBS_PER_WORKER = 16;
+/** Suggested to a refused caller: places free up as fast as running jobs finish. */
+const RETRY_AFTER_SECONDS = 1;
 
 const NO_INPUTS: SharedPreparedInputs = { base: undefined, referenceColours: [] };
 
@@ -48,10 +51,17 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
   constructor(options: LocalEngineOptions = {}) {
     const workers = options.workers ?? defaultWorkerCount();
     this.pool = new RenderPool(workers);
+    const running = RUNNING_JOBS_PER_WORKER * workers;
+    const waiting = options.queueLimit ?? QUEUED_JOBS_PER_WORKER * workers;
     this.turns = new TurnQueue({
-      running: RUNNING_JOBS_PER_WORKER * workers,
-      waiting: options.queueLimit ?? QUEUED_JOBS_PER_WORKER * workers,
-      busy: 'the local engine is busy',
+      running,
+      waiting,
+      refusal: () =>
+        new GatewayError(
+          'Overloaded',
+          `the local engine is busy: ${running} jobs running and ${waiting} waiting, the most it queues; retry shortly`,
+          { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+        ),
     });
   }
 
