@@ -119,6 +119,7 @@ export class GenerationPipeline implements GenerationService {
         tokens,
         createdAt: context.account.receivedAt,
       };
+      await context.beforeBilling?.(result);
       await ticket.settle({
         channel: engineReport.channel,
         upstreamMs: engineReport.upstreamMs,

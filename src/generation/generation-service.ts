@@ -28,6 +28,12 @@ export interface GenerationContext {
    * before the request settles (docs/api.md §10.3).
    */
   onDelivered?: (url: string, index: number) => void;
+  /**
+   * Runs once every image is stored, before any is billed (not with `onDelivered`, which bills
+   * each as it comes). If it fails, the request fails with its error and bills nothing: an answer
+   * that reads the images back opens them here, so an image it cannot read is never paid for.
+   */
+  beforeBilling?: (result: GenerationResult) => Promise<void>;
 }
 
 export interface GenerationResult {

@@ -14,6 +14,8 @@ export interface RunOptions {
   resolveUploads?: boolean;
   /** An incremental stream: each image, once stored and billed, before the request settles. */
   onDelivered?: (url: string, index: number) => void;
+  /** Once every image is stored, before any is billed; a replay does not run it (GenerationContext). */
+  beforeBilling?: (result: GenerationResult) => Promise<void>;
 }
 
 /** A generation's result and the id of the request that produced it (an earlier one when replayed). */
@@ -57,6 +59,7 @@ export async function runGeneration(
         ...(options.storeImages === true ? { storeImages: true } : {}),
         ...(options.resolveUploads === true ? { resolveUploads: true } : {}),
         ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
+        ...(options.beforeBilling === undefined ? {} : { beforeBilling: options.beforeBilling }),
       }),
     );
     return { result, requestId: request.id };

@@ -55,40 +55,56 @@ export function urlImagesResponse(
 }
 
 /**
- * The answer with `response_format: b64_json`, as a stream: every image is opened in storage
- * first (so a missing one is an error answer, not a cut one), then each is read and
- * base64-encoded chunk by chunk into the JSON text, one image after another. No image, and no
- * image's base64 text, is ever held whole.
+ * Every image of a result opened in storage, for `b64ImagesResponse`: all of them or none (a
+ * missing or unreadable one is a 500, and those already opened are closed), so that an answer is
+ * an error answer rather than a cut one. The OpenAI route opens them before the request is
+ * billed, so an image that cannot be read back is never paid for.
  */
-export async function b64ImagesResponse(
+export async function openImages(
+  stored: StoredImages,
+  urls: readonly string[],
+): Promise<Readable[]> {
+  const opened = await Promise.allSettled(urls.map((url) => stored.open(url)));
+  const streams: Readable[] = [];
+  for (const outcome of opened)
+    if (outcome.status === 'fulfilled' && outcome.value !== undefined) streams.push(outcome.value);
+  if (streams.length === urls.length) return streams;
+  for (const stream of streams) stream.destroy();
+  const failure = opened.find((outcome) => outcome.status === 'rejected');
+  const error = new GatewayError(
+    'InternalError',
+    'a generated image could not be read back from storage; quote the request id',
+  );
+  if (failure !== undefined) error.cause = failure.reason;
+  throw error;
+}
+
+/**
+ * The answer with `response_format: b64_json`, as a stream: each opened image is read and
+ * base64-encoded chunk by chunk into the JSON text, one after another. No image, and no image's
+ * base64 text, is ever held whole. The images are closed when the answer ends or is given up,
+ * even before it began to be read.
+ */
+export function b64ImagesResponse(
   request: GenerationRequest,
   result: GenerationResult,
   created: number,
-  stored: StoredImages,
-): Promise<Readable> {
-  const opened = await Promise.all(result.imageUrls.map((url) => stored.open(url)));
-  const streams = opened.filter((stream) => stream !== undefined);
-  if (streams.length !== opened.length) {
-    for (const stream of streams) stream.destroy();
-    throw new GatewayError(
-      'InternalError',
-      'a generated image could not be read back from storage; quote the request id',
-    );
-  }
+  images: readonly Readable[],
+): Readable {
   const { usage, ...rest } = envelopeOf(request, result, created);
   const head = JSON.stringify(rest).slice(0, -1);
   async function* text(): AsyncGenerator<string> {
-    try {
-      yield `${head},"data":[`;
-      for (const [index, stream] of streams.entries()) {
-        yield `${index === 0 ? '' : ','}{"b64_json":"`;
-        yield* base64Chunks(stream);
-        yield '"}';
-      }
-      yield `],"usage":${JSON.stringify(usage)}}`;
-    } finally {
-      for (const stream of streams) stream.destroy();
+    yield `${head},"data":[`;
+    for (const [index, image] of images.entries()) {
+      yield `${index === 0 ? '' : ','}{"b64_json":"`;
+      yield* base64Chunks(image);
+      yield '"}';
     }
+    yield `],"usage":${JSON.stringify(usage)}}`;
   }
-  return Readable.from(text(), { objectMode: false });
+  const answer = Readable.from(text(), { objectMode: false });
+  answer.once('close', () => {
+    for (const image of images) image.destroy();
+  });
+  return answer;
 }

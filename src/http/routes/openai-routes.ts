@@ -1,14 +1,15 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelAccess } from '../../admission/admission.js';
 import { openAiRoots } from '../../domain/api-paths.js';
 import { OPENAI_FRONT_DOOR } from '../../domain/front-door.js';
 import type { ModelAliases } from '../../domain/model-aliases.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { GenerationService } from '../../generation/generation-service.js';
+import type { GenerationResult, GenerationService } from '../../generation/generation-service.js';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../inputs/image-limits.js';
 import { readEditForm } from '../../openai/edit-form.js';
-import { b64ImagesResponse, urlImagesResponse } from '../../openai/images-response.js';
+import { b64ImagesResponse, openImages, urlImagesResponse } from '../../openai/images-response.js';
 import { modelEntry, modelIdsFor, modelList } from '../../openai/models-list.js';
 import { readMultipartForm } from '../../openai/multipart-reader.js';
 import { openAiErrorBody, openAiErrorHeaders } from '../../openai/openai-error.js';
@@ -61,16 +62,28 @@ export function registerOpenAiImageRoutes(
     { request: generationRequest, responseFormat }: OpenAiImageRequest,
   ) => {
     const storeImages = responseFormat === 'b64_json';
+    let images: Readable[] | undefined;
     const { result } = await runGeneration(request, reply, options.generation, generationRequest, {
       storeImages,
+      // Read back before billing: an image the answer cannot carry is not paid for.
+      ...(storeImages
+        ? {
+            beforeBilling: async (stored: GenerationResult) => {
+              images = await openImages(options.storedImages, stored.imageUrls);
+            },
+          }
+        : {}),
     }).catch((error: unknown) => {
+      for (const image of images ?? []) image.destroy();
       // Input images carry their OpenAI names already; bounding boxes still say parameters.
       throw inOpenAiTerms(error, []);
     });
     // A replay answers the first answer's time, as it answers its images.
     const created = Math.floor((result.createdAt ?? options.now()) / 1000);
     if (!storeImages) return urlImagesResponse(generationRequest, result, created);
-    const body = await b64ImagesResponse(generationRequest, result, created, options.storedImages);
+    // A replay was billed by the request it repeats, and opens its images only now.
+    images ??= await openImages(options.storedImages, result.imageUrls);
+    const body = b64ImagesResponse(generationRequest, result, created, images);
     return reply.type('application/json; charset=utf-8').send(body);
   };
 
