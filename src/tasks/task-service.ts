@@ -176,16 +176,16 @@ export class TaskService {
         `this token has ${LISTINGS_PER_CALLER} task listings under way, the most at once; retry once one has answered`,
         { 'Retry-After': '1' },
       );
-    try {
-      const filter: TaskFilter = { ...query.filter, owner: principal.admin ? undefined : caller };
-      const [tasks, total] = await Promise.all([
-        this.options.store.list(filter, (query.pageNo - 1) * query.pageSize, query.pageSize),
-        this.options.store.count(filter),
-      ]);
-      return { tasks, total };
-    } finally {
-      release();
-    }
+    const filter: TaskFilter = { ...query.filter, owner: principal.admin ? undefined : caller };
+    // Both reads are waited for, even when one fails: the slot stands for both of them.
+    const [tasks, total] = await Promise.allSettled([
+      this.options.store.list(filter, (query.pageNo - 1) * query.pageSize, query.pageSize),
+      this.options.store.count(filter),
+    ]);
+    release();
+    if (tasks.status === 'rejected') throw tasks.reason;
+    if (total.status === 'rejected') throw total.reason;
+    return { tasks: tasks.value, total: total.value };
   }
 }
 

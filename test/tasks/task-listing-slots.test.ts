@@ -101,6 +101,33 @@ describe('task listings per caller', () => {
     assert.deepEqual(await tasks.list(caller('tok_a'), QUERY), { tasks: [], total: 0 });
   });
 
+  it('keeps the slot until both reads of a listing are over, though one has failed', async () => {
+    const counts: (() => void)[] = [];
+    const store = {
+      list: async () => {
+        throw new Error('the page was refused');
+      },
+      count: () =>
+        new Promise<number>((resolve) => {
+          counts.push(() => resolve(0));
+        }),
+    } as unknown as TaskStore;
+    const tasks = serviceOn(store);
+    const failing = Array.from({ length: LISTINGS_PER_CALLER }, () =>
+      tasks.list(caller('tok_a'), QUERY),
+    );
+    await assert.rejects(
+      tasks.list(caller('tok_a'), QUERY),
+      /task listings under way/,
+      'the counts still running hold the slots',
+    );
+    for (const answer of counts.splice(0)) answer();
+    for (const listing of failing) await assert.rejects(listing, /the page was refused/);
+    const next = tasks.list(caller('tok_a'), QUERY);
+    for (const answer of counts.splice(0)) answer();
+    await assert.rejects(next, /the page was refused/, 'a slot was free again');
+  });
+
   it("still lists only the caller's own tasks, and every task for an admin", async () => {
     const { store, seen, answerAll } = slowListings();
     const tasks = serviceOn(store);
