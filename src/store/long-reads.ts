@@ -8,8 +8,16 @@ import type { Compilable, QueryExecutorProvider } from 'kysely';
  */
 export interface LongReads {
   all<Row>(query: Compilable<Row>): Promise<Row[]>;
+  /**
+   * Runs `work`, whose reads share one turn of the lane: a read in pages is neither refused
+   * half-way nor interleaved with another's pages.
+   */
+  inOneTurn<T>(work: (read: Read) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/** One read, within a turn of `LongReads.inOneTurn`. */
+export type Read = <Row>(query: Compilable<Row>) => Promise<Row[]>;
 
 /** Runs them on the connection everything else uses: PostgreSQL's pool, or the CLI's SQLite. */
 export class InlineReads implements LongReads {
@@ -17,6 +25,10 @@ export class InlineReads implements LongReads {
 
   async all<Row>(query: Compilable<Row>): Promise<Row[]> {
     return (await this.db.getExecutor().executeQuery(query.compile())).rows;
+  }
+
+  inOneTurn<T>(work: (read: Read) => Promise<T>): Promise<T> {
+    return work((query) => this.all(query));
   }
 
   async close(): Promise<void> {}

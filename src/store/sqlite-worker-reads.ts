@@ -3,7 +3,7 @@ import { Piscina } from 'piscina';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Log } from '../support/log.js';
 import { TurnQueue } from '../support/turn-queue.js';
-import type { LongReads } from './long-reads.js';
+import type { LongReads, Read } from './long-reads.js';
 import type { SqliteReadTask } from './sqlite-read-worker.js';
 
 /** A thread idle this long ends, and its connection with it: reports are rare. */
@@ -64,10 +64,22 @@ export class SqliteWorkerReads implements LongReads {
     );
   }
 
-  async all<Row>(query: Compilable<Row>): Promise<Row[]> {
+  all<Row>(query: Compilable<Row>): Promise<Row[]> {
+    return this.inOneTurn((read) => read(query));
+  }
+
+  async inOneTurn<T>(work: (read: Read) => Promise<T>): Promise<T> {
     if (this.closed) throw shuttingDown();
-    const compiled = query.compile();
     const turn = await this.turns.take();
+    try {
+      return await work((query) => this.run(query));
+    } finally {
+      turn.release();
+    }
+  }
+
+  private async run<Row>(query: Compilable<Row>): Promise<Row[]> {
+    const compiled = query.compile();
     try {
       return (await this.pool.run({
         file: this.file,
@@ -75,13 +87,13 @@ export class SqliteWorkerReads implements LongReads {
         parameters: compiled.parameters,
       })) as Row[];
     } catch (error) {
+      // The thread was ended under the read: a shutdown, not a failure of the read.
+      if (this.closed) throw Object.assign(shuttingDown(), { cause: error });
       // The worker's error crosses over without its own fields; its code (SQLITE_BUSY, say)
       // tells an unavailable database from a bad query, as it does for reads on the event loop.
       const code = (error as { cause?: { code?: unknown } }).cause?.code;
       if (error instanceof Error && typeof code === 'string') Object.assign(error, { code });
       throw error;
-    } finally {
-      turn.release();
     }
   }
 

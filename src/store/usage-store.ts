@@ -3,7 +3,7 @@ import type { UsageFilter, UsageGrouping, UsageSummary } from '../domain/usage-f
 import type { UsageRow } from '../domain/usage-row.js';
 import type { Database } from './database.js';
 import type { HotStatements } from './hot-statements.js';
-import type { LongReads } from './long-reads.js';
+import type { LongReads, Read } from './long-reads.js';
 import {
   insertLedgerJson,
   insertLedgerRows,
@@ -50,9 +50,14 @@ export class SqlUsageStore {
   /**
    * Rows in time order, oldest first, at most `limit`. Read a page at a time, each after the last
    * row of the one before: a long listing reaches the event loop in pieces, not as one copy of
-   * every row, and no page reads rows an earlier one has read.
+   * every row, and no page reads rows an earlier one has read. The pages share one turn of the
+   * lane of reports, so a listing under way is never refused half-way.
    */
-  async list(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
+  list(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
+    return this.reportReads.inOneTurn((read) => this.listPages(read, filter, limit));
+  }
+
+  private async listPages(read: Read, filter: UsageFilter, limit: number): Promise<UsageRow[]> {
     const rows: UsageRow[] = [];
     let after: { createdAt: number; id: string } | undefined;
     while (rows.length < limit) {
@@ -64,9 +69,7 @@ export class SqlUsageStore {
           .where('created_at', '>=', createdAt)
           .where((eb) => eb.or([eb('created_at', '>', createdAt), eb('id', '>', id)]));
       }
-      const page = await this.reportReads.all(
-        query.orderBy('created_at').orderBy('id').limit(pageRows),
-      );
+      const page = await read(query.orderBy('created_at').orderBy('id').limit(pageRows));
       for (const row of page) rows.push(fromLedgerRow(row));
       const last = page.at(-1);
       if (page.length < pageRows || last === undefined) break;
