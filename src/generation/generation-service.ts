@@ -31,7 +31,7 @@ export interface GenerationContext {
   /**
    * Runs once every image is stored, before any is billed (not with `onDelivered`, which bills
    * each as it comes). If it fails, the request fails with its error and bills nothing: an answer
-   * that reads the images back opens them here, so an image it cannot read is never paid for.
+   * that reads the images back opens them here, so an image it cannot open is never paid for.
    */
   beforeBilling?: (result: GenerationResult) => Promise<void>;
 }
