@@ -82,8 +82,8 @@ export async function openImages(
 /**
  * The answer with `response_format: b64_json`, as a stream: each opened image is read and
  * base64-encoded chunk by chunk into the JSON text, one after another. No image, and no image's
- * base64 text, is ever held whole. The images are closed when the answer ends or is given up,
- * even before it began to be read.
+ * base64 text, is ever held whole. Closing the images is the caller's, once the answer is over
+ * however it ends: an answer given up in the middle of an image waits on that image until then.
  */
 export function b64ImagesResponse(
   request: GenerationRequest,
@@ -102,9 +102,5 @@ export function b64ImagesResponse(
     }
     yield `],"usage":${JSON.stringify(usage)}}`;
   }
-  const answer = Readable.from(text(), { objectMode: false });
-  answer.once('close', () => {
-    for (const image of images) image.destroy();
-  });
-  return answer;
+  return Readable.from(text(), { objectMode: false });
 }

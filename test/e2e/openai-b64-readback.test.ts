@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import OpenAI from 'openai';
 import { MODEL_B } from '../../src/domain/models.js';
+import { CALLER_GONE_STATUS } from '../../src/ledger/request-account.js';
+import { eventually, gate } from '../helpers/billing-gateway.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 async function openGateway(t: TestContext) {
@@ -17,7 +20,7 @@ async function openGateway(t: TestContext) {
   // One image in all: a second paid image would be refused.
   await gateway.admission.limits.update(record.id, { imageQuota: 1 });
   const client = new OpenAI({ apiKey: token, baseURL, maxRetries: 0 });
-  return { gateway, client, tokenId: record.id };
+  return { gateway, client, tokenId: record.id, baseURL, token };
 }
 
 async function rowsOf(gateway: TestGateway, tokenId: string) {
@@ -84,5 +87,60 @@ describe('a b64_json answer whose images cannot be read back', () => {
     assert.equal(opened[0]?.destroyed, true, 'the image that was opened is closed again');
     const [row] = await rowsOf(gateway, tokenId);
     assert.deepEqual([row?.status, row?.imagesBilled], [500, 0]);
+  });
+
+  it('closes the images it opened when the caller leaves before the bill, and bills nothing', async (t) => {
+    const { gateway, tokenId, baseURL, token } = await openGateway(t);
+    const blobs = gateway.storage.blobs;
+    const get = blobs.get.bind(blobs);
+    const opening = gate();
+    const proceed = gate();
+    const opened: PassThrough[] = [];
+    blobs.get = async (key) => {
+      const blob = await get(key);
+      if (blob !== undefined) opened.push(blob.stream as PassThrough);
+      opening.open();
+      await proceed.promise;
+      return blob;
+    };
+    const leaving = new AbortController();
+    const request = fetch(`${baseURL}/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(B64_REQUEST),
+      signal: leaving.signal,
+    });
+    await opening.promise;
+    leaving.abort();
+    await assert.rejects(request, /aborted/i);
+    // The gateway sees the connection close before the images are handed back.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    proceed.open();
+    await eventually(() => opened.length === 1 && opened[0]?.destroyed === true);
+    await eventually(async () => (await rowsOf(gateway, tokenId)).length === 1);
+    const [row] = await rowsOf(gateway, tokenId);
+    assert.deepEqual([row?.status, row?.imagesBilled], [CALLER_GONE_STATUS, 0]);
+  });
+
+  it('closes the images when the caller leaves in the middle of the answer', async (t) => {
+    const { gateway, baseURL, token } = await openGateway(t);
+    const blobs = gateway.storage.blobs;
+    // An image whose bytes stop coming: the answer stalls after its first part.
+    const stalled = new PassThrough();
+    stalled.write(Buffer.alloc(3000, 7));
+    blobs.get = async () => ({ size: 1_000_000, stream: stalled });
+    const leaving = new AbortController();
+    const answer = await fetch(`${baseURL}/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(B64_REQUEST),
+      signal: leaving.signal,
+    });
+    assert.equal(answer.status, 200);
+    const reader = answer.body?.getReader();
+    const first = await reader?.read();
+    assert.match(Buffer.from(first?.value ?? []).toString(), /"b64_json":"/);
+    leaving.abort();
+    await eventually(() => stalled.destroyed);
   });
 });

@@ -26,6 +26,7 @@ import { authenticateRequests, principalOf } from '../authentication-hook.js';
 import { type ErrorShape, gatewayErrorOf, sendError } from '../error-reply.js';
 import { accountOf } from '../ledger-hooks.js';
 import { runGeneration } from '../run-generation.js';
+import { whenClosed } from '../when-closed.js';
 
 /** docs/openai.md: OpenAI's error body, and `x-should-retry` where a retry cannot help. */
 export const OPENAI_ERROR_SHAPE: ErrorShape = {
@@ -82,8 +83,13 @@ export function registerOpenAiImageRoutes(
     const created = Math.floor((result.createdAt ?? options.now()) / 1000);
     if (!storeImages) return urlImagesResponse(generationRequest, result, created);
     // A replay was billed by the request it repeats, and opens its images only now.
-    images ??= await openImages(options.storedImages, result.imageUrls);
-    const body = b64ImagesResponse(generationRequest, result, created, images);
+    const opened = (images ??= await openImages(options.storedImages, result.imageUrls));
+    // Closed once the answer is over, whatever its end: read whole, or its caller gone, even in
+    // the middle of an image whose bytes stopped coming.
+    whenClosed(reply, () => {
+      for (const image of opened) image.destroy();
+    });
+    const body = b64ImagesResponse(generationRequest, result, created, opened);
     return reply.type('application/json; charset=utf-8').send(body);
   };
 
