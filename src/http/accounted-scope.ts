@@ -5,7 +5,7 @@ import { CallerGone } from '../errors/caller-gone.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
 import { authenticateRequests } from './authentication-hook.js';
-import { type ErrorShape, gatewayErrorOf, sendError } from './error-reply.js';
+import { answerCallerGone, type ErrorShape, gatewayErrorOf, sendError } from './error-reply.js';
 import { gateRequests } from './gate-hook.js';
 import { honourIdempotencyKeys } from './idempotency-hooks.js';
 import { recordUsage } from './ledger-hooks.js';
@@ -42,10 +42,9 @@ export function registerAccountedScope(
     if (options.idempotency !== undefined) honourIdempotencyKeys(scope, options.idempotency);
     scope.setErrorHandler((error, request, reply) => {
       if (error instanceof CallerGone) {
-        // Expected: nobody is left to answer. The ledger row says so.
-        request.log.info({ request_id: request.id }, 'caller disconnected before the answer');
+        // The ledger row says so.
         request.account?.callerLeft();
-        return reply.code(499).send();
+        return answerCallerGone(request, reply);
       }
       const known = gatewayErrorOf(error, request);
       request.account?.failed(known);

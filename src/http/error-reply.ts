@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors/error-table.js';
+import { CallerGone } from '../errors/caller-gone.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
 import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../store/database-unavailable.js';
 import { bodyErrors } from './body-errors.js';
@@ -126,5 +127,12 @@ export function handleError(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
+  if (error instanceof CallerGone) return answerCallerGone(request, reply);
   return sendError(reply, gatewayErrorOf(error, request));
+}
+
+/** Expected: the caller closed its connection, and nobody is left to answer. Logged, not an error. */
+export function answerCallerGone(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  request.log.info({ request_id: request.id }, 'caller disconnected before the answer');
+  return reply.code(499).send();
 }

@@ -7,12 +7,13 @@ import type { Compilable, QueryExecutorProvider } from 'kysely';
  * its statements on the event loop, and a month's report would hold every request meanwhile.
  */
 export interface LongReads {
-  all<Row>(query: Compilable<Row>): Promise<Row[]>;
+  /** `signal`: the read's caller left; a read still waiting its turn is dropped. */
+  all<Row>(query: Compilable<Row>, signal?: AbortSignal): Promise<Row[]>;
   /**
    * Runs `work`, whose reads share one turn of the lane: a read in pages is neither refused
    * half-way nor interleaved with another's pages.
    */
-  inOneTurn<T>(work: (read: Read) => Promise<T>): Promise<T>;
+  inOneTurn<T>(work: (read: Read) => Promise<T>, signal?: AbortSignal): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -64,13 +64,14 @@ export class SqliteWorkerReads implements LongReads {
     );
   }
 
-  all<Row>(query: Compilable<Row>): Promise<Row[]> {
-    return this.inOneTurn((read) => read(query));
+  all<Row>(query: Compilable<Row>, signal?: AbortSignal): Promise<Row[]> {
+    return this.inOneTurn((read) => read(query), signal);
   }
 
-  async inOneTurn<T>(work: (read: Read) => Promise<T>): Promise<T> {
+  async inOneTurn<T>(work: (read: Read) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.closed) throw shuttingDown();
-    const turn = await this.turns.take();
+    // A read whose caller left while it waited is dropped; one running cannot be stopped.
+    const turn = await this.turns.take(signal);
     try {
       return await work((query) => this.run(query));
     } finally {

@@ -45,9 +45,14 @@ export interface TaskStore {
   insert(task: NewTask, claim: SubmissionClaim | undefined): Promise<void>;
   countPending(): Promise<number>;
   find(id: string): Promise<TaskRecord | undefined>;
-  /** Newest first. */
-  list(filter: TaskFilter, offset: number, limit: number): Promise<TaskRecord[]>;
-  count(filter: TaskFilter): Promise<number>;
+  /** Newest first. `signal`: the caller left; a read that has not begun is dropped. */
+  list(
+    filter: TaskFilter,
+    offset: number,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<TaskRecord[]>;
+  count(filter: TaskFilter, signal?: AbortSignal): Promise<number>;
   /** Takes the oldest PENDING task for `runner` (RUNNING, leased until `leaseUntil`), if any. */
   claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
   /** Pushes the leases of these tasks forward while `runner` still holds them. */
@@ -128,7 +133,12 @@ abstract class SqlTaskStore implements TaskStore {
     return row === undefined ? undefined : fromRow(row);
   }
 
-  async list(filter: TaskFilter, offset: number, limit: number): Promise<TaskRecord[]> {
+  async list(
+    filter: TaskFilter,
+    offset: number,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<TaskRecord[]> {
     const rows = await this.listingReads.all(
       filtered(this.db.selectFrom('tasks'), filter)
         .selectAll()
@@ -136,15 +146,17 @@ abstract class SqlTaskStore implements TaskStore {
         .orderBy('id')
         .limit(limit)
         .offset(offset),
+      signal,
     );
     return rows.map(fromRow);
   }
 
-  async count(filter: TaskFilter): Promise<number> {
+  async count(filter: TaskFilter, signal?: AbortSignal): Promise<number> {
     const [row] = await this.listingReads.all(
       filtered(this.db.selectFrom('tasks'), filter).select((eb) =>
         eb.fn.countAll<number>().as('count'),
       ),
+      signal,
     );
     return Number(row?.count ?? 0);
   }

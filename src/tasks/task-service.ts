@@ -166,8 +166,9 @@ export class TaskService {
   /**
    * The caller's tasks, newest first (every task for an admin token). A caller with
    * `LISTINGS_PER_CALLER` listings under way is refused another with 429 and Retry-After.
+   * `signal`: the caller left; reads still waiting their turn are dropped.
    */
-  async list(principal: Principal, query: TaskListQuery): Promise<TaskPage> {
+  async list(principal: Principal, query: TaskListQuery, signal?: AbortSignal): Promise<TaskPage> {
     const caller = ownerOf(principal);
     const release = this.listings.tryTake(caller);
     if (release === undefined)
@@ -179,8 +180,8 @@ export class TaskService {
     const filter: TaskFilter = { ...query.filter, owner: principal.admin ? undefined : caller };
     // Both reads are waited for, even when one fails: the slot stands for both of them.
     const [tasks, total] = await Promise.allSettled([
-      this.options.store.list(filter, (query.pageNo - 1) * query.pageSize, query.pageSize),
-      this.options.store.count(filter),
+      this.options.store.list(filter, (query.pageNo - 1) * query.pageSize, query.pageSize, signal),
+      this.options.store.count(filter, signal),
     ]);
     release();
     if (tasks.status === 'rejected') throw tasks.reason;

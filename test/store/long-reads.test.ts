@@ -203,6 +203,25 @@ describe('long reads of a serving SQLite database', () => {
     assert.equal(await tasks.count(BUSY_CALLER), 0, 'and the lane takes reads again');
   });
 
+  it('drop a read whose caller left while it waited, freeing its place in the lane', async (t) => {
+    const { serving } = await openBoth(t);
+    const tasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
+    const slow = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < 2000000) select count(*) as c from n`;
+    const running = serving.listingReads.all({ compile: () => slow.compile(serving.db) });
+    const leaving = new AbortController();
+    const departed = tasks.count(BUSY_CALLER, leaving.signal);
+    const queued = Array.from({ length: LISTING_LANE_WAITING - 1 }, () => tasks.count(BUSY_CALLER));
+    await assert.rejects(tasks.count(BUSY_CALLER), /task listings are busy/);
+    leaving.abort(new Error('caller gone'));
+    await assert.rejects(departed, /caller gone/);
+    const last = tasks.count(BUSY_CALLER);
+    await running;
+    assert.deepEqual(
+      await Promise.all([...queued, last]),
+      [...queued, last].map(() => 0),
+    );
+  });
+
   it('read a usage listing in pages within one turn: no other report runs between two of its pages', async (t) => {
     const { serving } = await openBoth(t);
     await fillLedger(serving);

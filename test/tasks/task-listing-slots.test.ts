@@ -128,6 +128,23 @@ describe('task listings per caller', () => {
     await assert.rejects(next, /the page was refused/, 'a slot was free again');
   });
 
+  it('hands the caller-left signal to both reads', async () => {
+    const signals: (AbortSignal | undefined)[] = [];
+    const store = {
+      list: async (_filter: TaskFilter, _offset: number, _limit: number, signal?: AbortSignal) => {
+        signals.push(signal);
+        return [];
+      },
+      count: async (_filter: TaskFilter, signal?: AbortSignal) => {
+        signals.push(signal);
+        return 0;
+      },
+    } as unknown as TaskStore;
+    const callerLeft = new AbortController();
+    await serviceOn(store).list(caller('tok_a'), QUERY, callerLeft.signal);
+    assert.deepEqual(signals, [callerLeft.signal, callerLeft.signal]);
+  });
+
   it("still lists only the caller's own tasks, and every task for an admin", async () => {
     const { store, seen, answerAll } = slowListings();
     const tasks = serviceOn(store);

@@ -7,7 +7,9 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import { parseFilterTime } from '../../tasks/dashscope-time.js';
 import type { TaskListQuery, TaskService } from '../../tasks/task-service.js';
 import { taskAnswer, taskListEntry } from '../../tasks/task-view.js';
+import { CallerGone } from '../../errors/caller-gone.js';
 import { authenticateRequests, principalOf } from '../authentication-hook.js';
+import { whenClosed } from '../when-closed.js';
 
 export interface TaskRoutesOptions {
   routePrefix: string;
@@ -49,9 +51,13 @@ export function registerTaskRoutes(app: FastifyInstance, options: TaskRoutesOpti
           output: { task_id: task.id, task_status: task.state },
         };
       });
-      scope.get(base, async (request) => {
+      scope.get(base, async (request, reply) => {
         const query = readListQuery(request.query);
-        const page = await tasks.list(principalOf(request), query);
+        const callerLeft = new AbortController();
+        whenClosed(reply, () => {
+          if (!reply.raw.writableFinished) callerLeft.abort(new CallerGone());
+        });
+        const page = await tasks.list(principalOf(request), query, callerLeft.signal);
         return {
           request_id: request.id,
           data: page.tasks.map(taskListEntry),
