@@ -154,7 +154,8 @@ export const SETTINGS = {
     file: 'db_pool_size',
     parse: integerSetting(1, 1000),
     default: 10,
-    description: 'PostgreSQL connections per node.',
+    description:
+      'PostgreSQL connections per node; usage reports take at most one of them and task listings at most a quarter.',
   }),
   databaseAcquireTimeoutMs: setting({
     env: 'IMAGEGATE_DB_ACQUIRE_TIMEOUT_MS',

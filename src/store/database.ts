@@ -11,7 +11,8 @@ import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-
 import { discardingUnanswered } from './unanswered-statements.js';
 import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.js';
 import { InlineReads, type LongReads } from './long-reads.js';
-import { type ReadLane, SqliteWorkerReads } from './sqlite-worker-reads.js';
+import { QueuedReads, type ReadLane } from './queued-reads.js';
+import { SqliteWorkerReads } from './sqlite-worker-reads.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 import { WAL_FILE_LIMIT_BYTES } from './wal-limits.js';
 import { type Log, silentLog } from '../support/log.js';
@@ -67,13 +68,15 @@ export interface Database {
 
 const INT8_OID = 20;
 
-/** An admin's reports: a few at once is already a queue of seconds. */
-const REPORT_LANE: ReadLane = { busy: 'usage reports are busy', waiting: 8 };
+/** An admin's reports, one at a time: a few at once is already a queue of seconds. */
+const REPORT_LANE: ReadLane = { busy: 'usage reports are busy', running: 1, waiting: 8 };
 /**
  * Callers' task listings (two reads each, a page and its count): each takes milliseconds, and a
- * caller has at most two under way (TaskService), so a full lane means many callers at once.
+ * caller has at most two under way (TaskService), so a full lane means many callers at once. One
+ * runs at a time on SQLite's read thread; on PostgreSQL a quarter of the pool, so that the request
+ * path always finds connections.
  */
-const LISTING_LANE: ReadLane = { busy: 'task listings are busy', waiting: 32 };
+const LISTING_LANE: ReadLane = { busy: 'task listings are busy', running: 1, waiting: 32 };
 
 /** Opens the database, creating the SQLite file or the PostgreSQL schema, and migrates it. */
 export async function openDatabase(
@@ -161,10 +164,10 @@ async function openSqlite(
     db,
     statements: new SqliteStatements(db, connection),
     reportReads: background
-      ? new SqliteWorkerReads(path.resolve(file), log, REPORT_LANE)
+      ? new QueuedReads(new SqliteWorkerReads(path.resolve(file), log), REPORT_LANE)
       : new InlineReads(db),
     listingReads: background
-      ? new SqliteWorkerReads(path.resolve(file), log, LISTING_LANE)
+      ? new QueuedReads(new SqliteWorkerReads(path.resolve(file), log), LISTING_LANE)
       : new InlineReads(db),
     checkpointer,
   };
@@ -229,7 +232,10 @@ async function openPostgres(
   return {
     db,
     statements: new PostgresStatements(db),
-    reportReads: new InlineReads(db),
-    listingReads: new InlineReads(db),
+    reportReads: new QueuedReads(new InlineReads(db), REPORT_LANE),
+    listingReads: new QueuedReads(
+      new InlineReads(db),
+      Object.assign({}, LISTING_LANE, { running: Math.max(1, Math.floor(limits.poolSize / 4)) }),
+    ),
   };
 }

@@ -191,7 +191,7 @@ describe('long reads of a serving SQLite database', () => {
       assert.ok(error instanceof GatewayError);
       assert.equal(error.code, 'Overloaded');
       assert.equal(error.headers['Retry-After'], '1');
-      assert.match(error.message, /^task listings are busy: one read running and 32 waiting/);
+      assert.match(error.message, /^task listings are busy: 1 running and 32 waiting/);
       return true;
     });
     await running;

@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import { type Compilable, sql } from 'kysely';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import { openDatabase } from '../../src/store/database.js';
+import type { LongReads } from '../../src/store/long-reads.js';
+import { QueuedReads } from '../../src/store/queued-reads.js';
+import { postgresTarget } from '../helpers/postgres.js';
+
+const QUERY = {} as Compilable<{ n: number }>;
+
+/** Where the reads run, under the test's control: each read waits until answered. */
+function heldReads() {
+  const pending: (() => void)[] = [];
+  let running = 0;
+  let most = 0;
+  let closed = false;
+  const inner: LongReads = {
+    all: async <Row>() => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise<void>((resolve) => pending.push(resolve));
+      running -= 1;
+      return [] as Row[];
+    },
+    inOneTurn: (work) => work(() => inner.all(QUERY as never)),
+    close: async () => {
+      closed = true;
+    },
+  };
+  return {
+    inner,
+    answerOne: () => pending.shift()?.(),
+    get running() {
+      return running;
+    },
+    get most() {
+      return most;
+    },
+    get closed() {
+      return closed;
+    },
+  };
+}
+
+const turns = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('QueuedReads', () => {
+  it('runs at most `running` reads at once and queues `waiting`, refusing one more with 503', async () => {
+    const where = heldReads();
+    const lane = new QueuedReads(where.inner, {
+      busy: 'test reads are busy',
+      running: 2,
+      waiting: 3,
+    });
+    const reads = Array.from({ length: 5 }, () => lane.all(QUERY));
+    await turns();
+    assert.equal(where.running, 2);
+    await assert.rejects(lane.all(QUERY), (error: unknown) => {
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.code, 'Overloaded');
+      assert.equal(error.headers['Retry-After'], '1');
+      assert.match(error.message, /^test reads are busy: 2 running and 3 waiting/);
+      return true;
+    });
+    for (let answered = 0; answered < 5; answered++) {
+      where.answerOne();
+      await turns();
+    }
+    await Promise.all(reads);
+    assert.equal(where.most, 2);
+  });
+
+  it('holds one turn for all the reads of `inOneTurn`', async () => {
+    const where = heldReads();
+    const lane = new QueuedReads(where.inner, { busy: 'busy', running: 1, waiting: 2 });
+    const order: string[] = [];
+    const paged = lane.inOneTurn(async (read) => {
+      await read(QUERY);
+      order.push('page 1');
+      await read(QUERY);
+      order.push('page 2');
+    });
+    const other = lane.all(QUERY).then(() => order.push('other'));
+    for (let answered = 0; answered < 3; answered++) {
+      await turns();
+      where.answerOne();
+    }
+    await Promise.all([paged, other]);
+    assert.deepEqual(order, ['page 1', 'page 2', 'other']);
+  });
+
+  it("drops a waiting read whose caller left; at close refuses those waiting and closes what's under it", async () => {
+    const where = heldReads();
+    const lane = new QueuedReads(where.inner, { busy: 'busy', running: 1, waiting: 2 });
+    const running = lane.all(QUERY);
+    const leaving = new AbortController();
+    const departed = lane.all(QUERY, leaving.signal);
+    const waiting = lane.all(QUERY);
+    leaving.abort(new Error('caller gone'));
+    await assert.rejects(departed, /caller gone/);
+    await lane.close();
+    await assert.rejects(waiting, /shutting down/);
+    await assert.rejects(lane.all(QUERY), /shutting down/);
+    assert.equal(where.closed, true);
+    where.answerOne();
+    await running;
+  });
+});
+
+describe('long reads on PostgreSQL', () => {
+  it('take at most two of the pool for listings and one for reports, whatever comes', async (t: TestContext) => {
+    const target = await postgresTarget(t);
+    if (target === undefined) return;
+    const database = await openDatabase(target);
+    t.after(() => database.close());
+    const sleeper = sql<{
+      started: number;
+    }>`select (extract(epoch from clock_timestamp()) * 1000)::float8 as started, pg_sleep(0.2)`;
+    const compiled = { compile: () => sleeper.compile(database.db) };
+    const listings = Array.from({ length: 6 }, () => database.listingReads.all(compiled));
+    const reports = Array.from({ length: 3 }, () => database.reportReads.all(compiled));
+    // Meanwhile the request path finds a connection free: its own query is answered at once.
+    const started = performance.now();
+    await sql`select 1`.execute(database.db);
+    const waitedMs = performance.now() - started;
+    assert.ok(waitedMs < 150, `the request path waited ${Math.round(waitedMs)} ms for the pool`);
+    const startsOf = async (reads: Promise<{ started: number }[]>[]) =>
+      (await Promise.all(reads))
+        .flat()
+        .map((row) => row.started)
+        .sort((a, b) => a - b);
+    // With at most k under way at once, any k + 1 of them span at least one sleep.
+    const spans = (starts: number[], k: number) =>
+      starts.slice(k).map((start, index) => start - (starts[index] as number));
+    for (const span of spans(await startsOf(listings), 2))
+      assert.ok(span >= 190, `three listings ran within ${Math.round(span)} ms`);
+    for (const span of spans(await startsOf(reports), 1))
+      assert.ok(span >= 190, `two reports ran within ${Math.round(span)} ms`);
+  });
+});
