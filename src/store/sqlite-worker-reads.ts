@@ -47,8 +47,8 @@ export class SqliteWorkerReads implements LongReads {
     if (this.closed) throw shuttingDown();
     if (this.reading)
       throw new Error('SqliteWorkerReads takes one read at a time: put a QueuedReads in front');
-    this.reading = true;
     const compiled = query.compile();
+    this.reading = true;
     try {
       return (await this.pool.run({
         file: this.file,

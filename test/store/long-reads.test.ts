@@ -131,6 +131,20 @@ describe('long reads of a serving SQLite database', () => {
     );
   });
 
+  it('serve on after a query that fails to compile', async (t) => {
+    const { serving } = await openBoth(t);
+    const broken = {
+      compile: () => {
+        throw new Error('no such query');
+      },
+    } as never;
+    await assert.rejects(serving.listingReads.all(broken), /no such query/);
+    const [row] = await serving.listingReads.all({
+      compile: () => sql<{ one: number }>`select 1 as one`.compile(serving.db),
+    });
+    assert.equal(row?.one, 1);
+  });
+
   it('cannot write', async (t) => {
     const { serving } = await openBoth(t);
     await assert.rejects(
