@@ -155,7 +155,7 @@ export const SETTINGS = {
     parse: integerSetting(1, 1000),
     default: 10,
     description:
-      'PostgreSQL connections per node; usage reports take at most one of them and task listings at most a quarter.',
+      'PostgreSQL connections per node; usage reports take at most one of them and task listings a quarter (at least one); from 3 up, the request path always has one.',
   }),
   databaseAcquireTimeoutMs: setting({
     env: 'IMAGEGATE_DB_ACQUIRE_TIMEOUT_MS',

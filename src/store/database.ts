@@ -73,8 +73,8 @@ const REPORT_LANE: ReadLane = { busy: 'usage reports are busy', running: 1, wait
 /**
  * Callers' task listings (two reads each, a page and its count): each takes milliseconds, and a
  * caller has at most two under way (TaskService), so a full lane means many callers at once. One
- * runs at a time on SQLite's read thread; on PostgreSQL a quarter of the pool, so that the request
- * path always finds connections.
+ * runs at a time on SQLite's read thread; on PostgreSQL a quarter of the pool (at least one), so
+ * that from a pool of three connections up the request path always finds one.
  */
 const LISTING_LANE: ReadLane = { busy: 'task listings are busy', running: 1, waiting: 32 };
 

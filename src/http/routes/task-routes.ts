@@ -53,6 +53,8 @@ export function registerTaskRoutes(app: FastifyInstance, options: TaskRoutesOpti
       });
       scope.get(base, async (request, reply) => {
         const query = readListQuery(request.query);
+        // Aborted when the connection ends before the answer: the caller left, or the server cut
+        // it (a time-out, shutdown); nobody is left to answer either way.
         const callerLeft = new AbortController();
         whenClosed(reply, () => {
           if (!reply.raw.writableFinished) callerLeft.abort(new CallerGone());
