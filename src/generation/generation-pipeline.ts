@@ -119,7 +119,8 @@ export class GenerationPipeline implements GenerationService {
         tokens,
         createdAt: context.account.receivedAt,
       };
-      await context.beforeBilling?.(result);
+      // Not `await ...?.()`: an await of nothing still costs every request a turn of the queue.
+      if (context.beforeBilling !== undefined) await context.beforeBilling(result);
       await ticket.settle({
         channel: engineReport.channel,
         upstreamMs: engineReport.upstreamMs,
