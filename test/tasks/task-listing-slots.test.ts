@@ -116,6 +116,8 @@ describe('task listings per caller', () => {
     const failing = Array.from({ length: LISTINGS_PER_CALLER }, () =>
       tasks.list(caller('tok_a'), QUERY),
     );
+    // Long enough for the failed pages to reach the service.
+    await new Promise((resolve) => setImmediate(resolve));
     await assert.rejects(
       tasks.list(caller('tok_a'), QUERY),
       /task listings under way/,
