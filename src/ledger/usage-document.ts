@@ -9,8 +9,11 @@ import {
 } from './usage-format.js';
 import type { UsageAnswer } from './usage-query.js';
 
-/** Records formatted between two turns of the event loop: a few milliseconds of work. */
-const RECORDS_PER_TURN = 2000;
+/**
+ * Records formatted between two turns of the event loop: a few milliseconds of work. 2,000 a turn
+ * doubled the p99 of requests served beside a listing of 100,000 rows (docs/performance.md).
+ */
+const RECORDS_PER_TURN = 500;
 
 /**
  * The answer as the admin API sends it, as the bytes of `{group_by, rows | groups, totals}` in
