@@ -17,6 +17,9 @@ export interface LongReads {
   close(): Promise<void>;
 }
 
+/** Where a lane's reads run (a thread, a pool): the lane keeps the turns (QueuedReads). */
+export type ReadRunner = Pick<LongReads, 'all' | 'close'>;
+
 /** One read, within a turn of `LongReads.inOneTurn`. */
 export type Read = <Row>(query: Compilable<Row>) => Promise<Row[]>;
 

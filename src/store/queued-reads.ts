@@ -1,7 +1,7 @@
 import type { Compilable } from 'kysely';
 import { GatewayError } from '../errors/gateway-error.js';
 import { TurnQueue } from '../support/turn-queue.js';
-import type { LongReads, Read } from './long-reads.js';
+import type { LongReads, Read, ReadRunner } from './long-reads.js';
 
 /** One lane of long reads: how many run at once, how many may wait, and what a refusal says. */
 export interface ReadLane {
@@ -28,7 +28,7 @@ export class QueuedReads implements LongReads {
   private closed = false;
 
   constructor(
-    private readonly inner: LongReads,
+    private readonly inner: ReadRunner,
     lane: ReadLane,
   ) {
     this.turns = new TurnQueue({

@@ -1,7 +1,7 @@
 import type { Compilable } from 'kysely';
 import { Piscina } from 'piscina';
 import type { Log } from '../support/log.js';
-import type { LongReads, Read } from './long-reads.js';
+import type { ReadRunner } from './long-reads.js';
 import { shuttingDown } from './queued-reads.js';
 import type { SqliteReadTask } from './sqlite-read-worker.js';
 
@@ -22,7 +22,7 @@ function workerFile(): string {
  * a reader never holds up the writer; a read that lasts does keep the log from starting over
  * until it ends.
  */
-export class SqliteWorkerReads implements LongReads {
+export class SqliteWorkerReads implements ReadRunner {
   private readonly pool = new Piscina<SqliteReadTask, unknown[]>({
     filename: workerFile(),
     minThreads: 0,
@@ -66,10 +66,6 @@ export class SqliteWorkerReads implements LongReads {
     } finally {
       this.reading = false;
     }
-  }
-
-  inOneTurn<T>(work: (read: Read) => Promise<T>): Promise<T> {
-    return work((query) => this.all(query));
   }
 
   /** Ends the thread at once: a read still running is given up, and its caller gets a 503. */

@@ -3,7 +3,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { type Compilable, sql } from 'kysely';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { DEFAULT_DATABASE_LIMITS, openDatabase } from '../../src/store/database.js';
-import type { LongReads } from '../../src/store/long-reads.js';
+import type { ReadRunner } from '../../src/store/long-reads.js';
 import { QueuedReads } from '../../src/store/queued-reads.js';
 import { postgresTarget } from '../helpers/postgres.js';
 
@@ -15,7 +15,7 @@ function heldReads() {
   let running = 0;
   let most = 0;
   let closed = false;
-  const inner: LongReads = {
+  const inner: ReadRunner = {
     all: async <Row>() => {
       running += 1;
       most = Math.max(most, running);
@@ -23,7 +23,6 @@ function heldReads() {
       running -= 1;
       return [] as Row[];
     },
-    inOneTurn: (work) => work(() => inner.all(QUERY as never)),
     close: async () => {
       closed = true;
     },
