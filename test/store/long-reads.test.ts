@@ -17,6 +17,8 @@ const ROWS = 150_000;
  * during one lingers until it returns, and keeps the test's process alive until then.
  */
 const LONG_COUNT = 20_000_000;
+/** A read of a fraction of a second, to hold a lane while others queue. */
+const SLOW_COUNT = 2_000_000;
 /** The tasks of one caller with many. */
 const BUSY_CALLER: TaskFilter = {
   owner: 'tok_busy',
@@ -32,6 +34,14 @@ const LISTING_LANE_WAITING = 32;
 /** Reads the lane of reports queues behind the running one. */
 const REPORT_LANE_WAITING = 8;
 const FIRST_DAY = 20_000 * DAY_MS;
+
+/** A read that counts up to `upTo` on SQLite, taking longer the higher it counts. */
+function countingTo(database: Database, upTo: number) {
+  const counting = sql<{
+    c: number;
+  }>`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${upTo}) select count(*) as c from n`;
+  return { compile: () => counting.compile(database.db) };
+}
 
 /** A serving SQLite database (reads in a worker) and the CLI's view of the same file (inline). */
 async function openBoth(t: TestContext): Promise<{ serving: Database; inline: Database }> {
@@ -157,8 +167,7 @@ describe('long reads of a serving SQLite database', () => {
 
   it('are given up when the database closes, which then closes at once', async (t) => {
     const { serving } = await openBoth(t);
-    const longRead = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${LONG_COUNT}) select count(*) as c from n`;
-    const report = serving.reportReads.all({ compile: () => longRead.compile(serving.db) });
+    const report = serving.reportReads.all(countingTo(serving, LONG_COUNT));
     const outcome = report.then(
       () => 'answered',
       () => 'given up',
@@ -171,8 +180,7 @@ describe('long reads of a serving SQLite database', () => {
 
   it('close at once with reads waiting their turn behind the running one, refusing them with 503', async (t) => {
     const { serving } = await openBoth(t);
-    const longRead = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${LONG_COUNT}) select count(*) as c from n`;
-    const running = serving.listingReads.all({ compile: () => longRead.compile(serving.db) });
+    const running = serving.listingReads.all(countingTo(serving, LONG_COUNT));
     const waiting = [1, 2, 3].map(() =>
       serving.listingReads.all({ compile: () => sql`select 1 as one`.compile(serving.db) }),
     );
@@ -198,8 +206,7 @@ describe('long reads of a serving SQLite database', () => {
   it('refuse a read that finds the lane full with 503 Overloaded and Retry-After, and serve on', async (t) => {
     const { serving } = await openBoth(t);
     const tasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
-    const slow = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < 2000000) select count(*) as c from n`;
-    const running = serving.listingReads.all({ compile: () => slow.compile(serving.db) });
+    const running = serving.listingReads.all(countingTo(serving, SLOW_COUNT));
     const queued = Array.from({ length: LISTING_LANE_WAITING }, () => tasks.count(BUSY_CALLER));
     await assert.rejects(tasks.count(BUSY_CALLER), (error: unknown) => {
       assert.ok(error instanceof GatewayError);
@@ -220,8 +227,7 @@ describe('long reads of a serving SQLite database', () => {
   it('drop a read whose caller left while it waited, freeing its place in the lane', async (t) => {
     const { serving } = await openBoth(t);
     const tasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
-    const slow = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < 2000000) select count(*) as c from n`;
-    const running = serving.listingReads.all({ compile: () => slow.compile(serving.db) });
+    const running = serving.listingReads.all(countingTo(serving, SLOW_COUNT));
     const leaving = new AbortController();
     const departed = tasks.count(BUSY_CALLER, leaving.signal);
     const queued = Array.from({ length: LISTING_LANE_WAITING - 1 }, () => tasks.count(BUSY_CALLER));
@@ -285,8 +291,7 @@ describe('long reads of a serving SQLite database', () => {
 
   it("serve a caller's task listing while an admin's report is still running", async (t) => {
     const { serving } = await openBoth(t);
-    const longRead = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${LONG_COUNT}) select count(*) as c from n`;
-    const report = serving.reportReads.all({ compile: () => longRead.compile(serving.db) });
+    const report = serving.reportReads.all(countingTo(serving, LONG_COUNT));
     report.catch(() => undefined);
     const tasks = createTaskStore(serving.kind, serving.db, serving.listingReads);
     const filter = BUSY_CALLER;
