@@ -134,7 +134,23 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     return (await this.options.limits.find(principal.tokenId))?.allowedModels;
   }
 
-  async admit(admission: AdmissionRequest): Promise<AdmissionTicket> {
+  admit(admission: AdmissionRequest): Promise<AdmissionTicket> {
+    const tokenId = admission.principal.tokenId;
+    const remembered = tokenId === undefined ? undefined : this.options.limits.peek?.(tokenId);
+    // A token whose limits are at hand and that has no quota reserves nothing: the ticket is
+    // ready without the turns of the queue that looking the limits up again would take.
+    if (remembered !== undefined && remembered.value?.imageQuota === undefined) {
+      try {
+        checkModelAllowed(remembered.value ?? NO_LIMITS, admission.request.model);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return Promise.resolve(this.ticket(admission.principal, admission.account, undefined));
+    }
+    return this.admitReserving(admission);
+  }
+
+  private async admitReserving(admission: AdmissionRequest): Promise<AdmissionTicket> {
     const reservationId = await this.reserveFor(admission);
     if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
     return this.ticket(admission.principal, admission.account, reservationId);
@@ -150,8 +166,8 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     const tokenId = principal.tokenId;
     if (tokenId === undefined) return undefined;
     const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
-    if (limits.allowedModels !== undefined && !limits.allowedModels.includes(request.model))
-      throw new GatewayError('InvalidApiKey', `this token may not use model ${request.model}`);
+    checkModelAllowed(limits, request.model);
+    if (limits.imageQuota === undefined) return undefined;
     return this.reserve(tokenId, limits, admission.maxImages, abandonedRow(account, principal));
   }
 
@@ -529,4 +545,10 @@ function abandonedRow(account: RequestAccount, principal: Principal): UsageRow {
   });
   row.errorCode = 'Abandoned';
   return row;
+}
+
+/** A token limited to some models refuses the others, as its key would. */
+function checkModelAllowed(limits: TokenLimits, model: ModelId): void {
+  if (limits.allowedModels !== undefined && !limits.allowedModels.includes(model))
+    throw new GatewayError('InvalidApiKey', `this token may not use model ${model}`);
 }
