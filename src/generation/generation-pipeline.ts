@@ -4,7 +4,7 @@ import type { Admission, FailureDetails } from '../admission/admission.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
 import { ChannelFailure } from '../channels/channel-failure.js';
-import type { Engine, EngineJob } from '../engine/engine.js';
+import type { Engine, EngineImage, EngineJob } from '../engine/engine.js';
 import type { InputLoader } from '../inputs/input-loader.js';
 import type { ResultStore } from '../storage/result-store.js';
 import { checkBoxesInsideImages } from '../validate/bbox-bounds.js';
@@ -17,7 +17,8 @@ import type {
 import { outputSize } from './output-size.js';
 import { IncrementalDelivery } from './incremental-delivery.js';
 import { estimateTokens } from './token-estimate.js';
-import { asAbortSignal } from '../support/cancellation.js';
+import { asAbortSignal, type Cancellation } from '../support/cancellation.js';
+import type { LoadedImage } from '../domain/loaded-image.js';
 
 export interface PipelineStages {
   inputs: InputLoader;
@@ -39,10 +40,14 @@ export class GenerationPipeline implements GenerationService {
   ): Promise<GenerationResult> {
     const maxImages = maxImagesOf(request);
     context.account.describe(request, maxImages);
-    const inputs = await this.stages.inputs.load(request.images, context.signal, {
-      resolve: context.resolveUploads === true,
-      owner: context.principal.tokenId,
-    });
+    // Most requests carry no image: they skip the loader, and its turn of the queue.
+    const inputs =
+      request.images.length === 0
+        ? noInputs(context.signal)
+        : await this.stages.inputs.load(request.images, context.signal, {
+            resolve: context.resolveUploads === true,
+            owner: context.principal.tokenId,
+          });
     checkBoxesInsideImages(request, inputs);
     const output = outputSize(request, inputs);
     const seed = request.parameters.seed ?? randomInt(0, MAX_SEED + 1);
@@ -97,15 +102,17 @@ export class GenerationPipeline implements GenerationService {
       // An upstream that sends more than asked: the extras are recorded, never delivered or billed.
       const toDeliver = produced.images.slice(0, maxImages);
       const storageStarted = performance.now();
+      const stored = urlsOf(toDeliver);
       const imageUrls =
-        incremental === undefined
-          ? await Promise.all(
+        incremental !== undefined
+          ? await incremental.finish(toDeliver)
+          : (stored ??
+            (await Promise.all(
               toDeliver.map((image) =>
                 image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
               ),
-            )
-          : await incremental.finish(toDeliver);
-      if (toDeliver.some((image) => image.kind === 'png'))
+            )));
+      if (stored === undefined && toDeliver.some((image) => image.kind === 'png'))
         context.account.storageMs = performance.now() - storageStarted;
       const tokens =
         produced.tokens ??
@@ -143,4 +150,23 @@ export class GenerationPipeline implements GenerationService {
       throw error;
     }
   }
+}
+
+/** A request without input images has none to load, unless its caller has gone already. */
+function noInputs(signal: Cancellation): LoadedImage[] {
+  signal.throwIfAborted();
+  return [];
+}
+
+/**
+ * The images' URLs when every one has its URL already (stored or passed through); undefined
+ * when some must be stored first. Saves such a request the turns of an await on Promise.all.
+ */
+function urlsOf(images: readonly EngineImage[]): string[] | undefined {
+  const urls: string[] = [];
+  for (const image of images) {
+    if (image.kind === 'png') return undefined;
+    urls.push(image.url);
+  }
+  return urls;
 }

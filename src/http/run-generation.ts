@@ -1,7 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import { CallerGone } from '../errors/caller-gone.js';
-import type { GenerationResult, GenerationService } from '../generation/generation-service.js';
+import type {
+  GenerationContext,
+  GenerationResult,
+  GenerationService,
+} from '../generation/generation-service.js';
 import { principalOf } from './authentication-hook.js';
 import { accountOf } from './ledger-hooks.js';
 import { CancellationSource } from '../support/cancellation.js';
@@ -49,19 +53,19 @@ export async function runGeneration(
     if (!reply.raw.writableFinished) abort.abort(new CallerGone());
   };
   whenClosed(reply, onClose);
+  const context: GenerationContext = {
+    requestId: request.id,
+    principal: principalOf(request),
+    signal: abort,
+    account,
+  };
+  // Set one by one rather than spread from objects made for the purpose, on every request.
+  if (options.storeImages === true) context.storeImages = true;
+  if (options.resolveUploads === true) context.resolveUploads = true;
+  if (options.onDelivered !== undefined) context.onDelivered = options.onDelivered;
+  if (options.beforeBilling !== undefined) context.beforeBilling = options.beforeBilling;
   try {
-    const result = await account.track(
-      generation.generate(generationRequest, {
-        requestId: request.id,
-        principal: principalOf(request),
-        signal: abort,
-        account,
-        ...(options.storeImages === true ? { storeImages: true } : {}),
-        ...(options.resolveUploads === true ? { resolveUploads: true } : {}),
-        ...(options.onDelivered === undefined ? {} : { onDelivered: options.onDelivered }),
-        ...(options.beforeBilling === undefined ? {} : { beforeBilling: options.beforeBilling }),
-      }),
-    );
+    const result = await account.track(generation.generate(generationRequest, context));
     return { result, requestId: request.id };
   } finally {
     reply.raw.off('close', onClose);
