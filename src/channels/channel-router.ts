@@ -1,6 +1,7 @@
 import { ChannelFailure } from './channel-failure.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { maxImagesOf } from '../domain/generation-request.js';
+import type { ModelId } from '../domain/models.js';
 import type {
   Engine,
   EngineImage,
@@ -49,6 +50,7 @@ export interface RouterDependencies {
  */
 export class ChannelRouter implements Engine {
   private readonly monotonicNow: () => number;
+  private readonly servingByModel = new Map<ModelId, readonly Channel[]>();
 
   constructor(
     readonly channels: readonly Channel[],
@@ -101,7 +103,9 @@ export class ChannelRouter implements Engine {
           imagesReported: result.output.imagesReported,
           imagesReceived: result.output.images.length,
         });
-        const images = await this.rehostUnlessPassedThrough(channel, result.output.images, job);
+        const images = keepsUpstreamUrls(channel, job)
+          ? result.output.images
+          : await this.rehost(channel, result.output.images, job);
         const output: EngineOutput = {
           images,
           width: result.output.width,
@@ -165,14 +169,15 @@ export class ChannelRouter implements Engine {
   }
 
   /** The channels that serve the job's model and can do what it asks, in the order to try them. */
-  private candidatesFor(job: EngineJob): Channel[] {
+  private candidatesFor(job: EngineJob): readonly Channel[] {
     const model = job.request.model;
-    const serving = this.channels.filter((channel) => channel.config.models[model] !== undefined);
+    const serving = this.servingOf(model);
     if (serving.length === 0) throw noChannelConfigured(model);
     const features = requiredFeatures(job.request);
-    const capable = serving.filter(
-      (channel) => missingFeatures(channel.capabilities, features).length === 0,
-    );
+    const capable =
+      features.length === 0
+        ? serving
+        : serving.filter((channel) => missingFeatures(channel.capabilities, features).length === 0);
     if (capable.length === 0)
       throw noCapableChannel(
         model,
@@ -182,12 +187,23 @@ export class ChannelRouter implements Engine {
         })),
         features,
       );
+    if (capable.length === 1) return capable;
     const ranked = capable.map((channel) => ({
       channel,
       priority: channel.config.priority,
       weight: channel.config.weight,
     }));
     return weightedOrder(ranked, this.dependencies.random).map(({ channel }) => channel);
+  }
+
+  /** The channels that serve `model`, in their configured order; a router's channels never change. */
+  private servingOf(model: ModelId): readonly Channel[] {
+    let serving = this.servingByModel.get(model);
+    if (serving === undefined) {
+      serving = this.channels.filter((channel) => channel.config.models[model] !== undefined);
+      this.servingByModel.set(model, serving);
+    }
+    return serving;
   }
 
   /** Why `channel` is not tried now, if it is not; acquires the breaker's trial when it is. */
@@ -209,20 +225,17 @@ export class ChannelRouter implements Engine {
   }
 
   /**
-   * Upstream URLs are copied into our storage unless the channel passes them through and the job
-   * does not need the bytes. The images
-   * exist (and are billed upstream) by now, so a failure here is never a failover: a 502 that
-   * counts against the channel's health when the download fails, a 500 that does not when our
-   * storage does.
+   * Copies upstream URLs into our storage (see keepsUpstreamUrls for when they are not). The
+   * images exist (and are billed upstream) by now, so a failure here is never a failover: a 502
+   * that counts against the channel's health when the download fails, a 500 that does not when
+   * our storage does.
    */
-  private async rehostUnlessPassedThrough(
+  private async rehost(
     channel: Channel,
     images: ProducedImage[],
     job: EngineJob,
   ): Promise<EngineImage[]> {
     const config = channel.config;
-    if (config.type === 'local' || (config.passThroughUrls && job.storeImages !== true))
-      return images;
     // Images past the request's count are never delivered or billed: they are counted as
     // received, but not downloaded or stored.
     const wanted = maxImagesOf(job.request);
@@ -287,6 +300,15 @@ export class ChannelRouter implements Engine {
       channel.health.finished();
     }
   }
+}
+
+/**
+ * A local channel's images are ours already; a channel that passes URLs through keeps the
+ * upstream's, unless the job needs the bytes (stored for reading back).
+ */
+function keepsUpstreamUrls(channel: Channel, job: EngineJob): boolean {
+  const config = channel.config;
+  return config.type === 'local' || (config.passThroughUrls && job.storeImages !== true);
 }
 
 /**
