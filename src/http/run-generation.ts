@@ -48,11 +48,6 @@ export async function runGeneration(
     return replay;
   }
   const abort = new CancellationSource();
-  // The response's close, not the request's: the request closes as soon as its body is read.
-  const onClose = () => {
-    if (!reply.raw.writableFinished) abort.abort(new CallerGone());
-  };
-  whenClosed(reply, onClose);
   const context: GenerationContext = {
     requestId: request.id,
     principal: principalOf(request),
@@ -64,6 +59,11 @@ export async function runGeneration(
   if (options.resolveUploads === true) context.resolveUploads = true;
   if (options.onDelivered !== undefined) context.onDelivered = options.onDelivered;
   if (options.beforeBilling !== undefined) context.beforeBilling = options.beforeBilling;
+  // The response's close, not the request's: the request closes as soon as its body is read.
+  const onClose = () => {
+    if (!reply.raw.writableFinished) abort.abort(new CallerGone());
+  };
+  whenClosed(reply, onClose);
   try {
     const result = await account.track(generation.generate(generationRequest, context));
     return { result, requestId: request.id };
