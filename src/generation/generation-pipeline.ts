@@ -102,17 +102,16 @@ export class GenerationPipeline implements GenerationService {
       // An upstream that sends more than asked: the extras are recorded, never delivered or billed.
       const toDeliver = produced.images.slice(0, maxImages);
       const storageStarted = performance.now();
-      const stored = urlsOf(toDeliver);
       const imageUrls =
         incremental !== undefined
           ? await incremental.finish(toDeliver)
-          : (stored ??
+          : (urlsOf(toDeliver) ??
             (await Promise.all(
               toDeliver.map((image) =>
                 image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
               ),
             )));
-      if (stored === undefined && toDeliver.some((image) => image.kind === 'png'))
+      if (toDeliver.some((image) => image.kind === 'png'))
         context.account.storageMs = performance.now() - storageStarted;
       const tokens =
         produced.tokens ??
