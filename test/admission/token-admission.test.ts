@@ -4,6 +4,7 @@ import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
 import { TokenAdmission } from '../../src/admission/token-admission.js';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { NO_LIMITS, type TokenLimits } from '../../src/domain/token-limits.js';
+import type { Principal } from '../../src/domain/principal.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
 import { silentLog } from '../../src/support/log.js';
@@ -17,8 +18,11 @@ function limitsOf(overrides: Partial<TokenLimits>): TokenLimits {
   return { ...NO_LIMITS, ...overrides };
 }
 
-/** An admission whose limits are at hand (`remembered`) or only found, counting what it asks. */
-function admissionWith(t: TestContext, limits: TokenLimits, remembered: boolean) {
+/**
+ * An admission whose limits are at hand (`remembered`) or only found, counting what it asks;
+ * `limits` undefined: the token has no limits row.
+ */
+function admissionWith(t: TestContext, limits: TokenLimits | undefined, remembered: boolean) {
   const asked = { finds: 0, reservations: [] as number[] };
   const quota = acceptingQuota();
   const admission = new TokenAdmission({
@@ -47,10 +51,10 @@ function admissionWith(t: TestContext, limits: TokenLimits, remembered: boolean)
 }
 
 /** A model A request that may produce two images. */
-function admitting(admission: TokenAdmission) {
+function admitting(admission: TokenAdmission, caller: Principal = principal) {
   const request = validateRequest(modelABody());
   return admission.admit({
-    principal,
+    principal: caller,
     request,
     maxImages: 2,
     account: new RequestAccount('req-1', Date.now()),
@@ -63,6 +67,24 @@ describe('TokenAdmission.admit', () => {
     const ticket = await admitting(admission);
     assert.deepEqual(asked, { finds: 0, reservations: [] });
     await ticket.release(new Error('done'));
+  });
+
+  it('admits a token without a limits row, remembered as such, as one without limits', async (t) => {
+    const { admission, asked } = admissionWith(t, undefined, true);
+    await (await admitting(admission)).release(new Error('done'));
+    assert.deepEqual(asked, { finds: 0, reservations: [] });
+  });
+
+  it('admits a caller without a token id (an external identity) without limits or reservation', async (t) => {
+    const { admission, asked } = admissionWith(t, limitsOf({ imageQuota: 10 }), true);
+    const external: Principal = {
+      tokenId: undefined,
+      account: 'acct',
+      admin: false,
+      issuer: 'external',
+    };
+    await (await admitting(admission, external)).release(new Error('done'));
+    assert.deepEqual(asked, { finds: 0, reservations: [] });
   });
 
   it('looks the limits up when they are not at hand, and still reserves nothing without a quota', async (t) => {
