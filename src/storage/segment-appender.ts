@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
+import { constants, type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GroupCommit } from '../support/group-commit.js';
 
@@ -44,6 +44,16 @@ const OPEN_FOLDERS = 4;
 
 const SEGMENT_FILE_PREFIX = '.segment-';
 
+/**
+ * O_DSYNC where the platform has it (Linux, macOS): a write then returns once its bytes are
+ * durable, one call on libuv's pool where a write and an fdatasync took two (measured: 5% of a
+ * re-hosted request's CPU). Elsewhere each group is flushed after its write.
+ */
+const WRITE_IS_DURABLE = (constants as { O_DSYNC?: number }).O_DSYNC;
+/** A new segment (`wx`), durable on each write where the platform allows. */
+const NEW_SEGMENT_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (WRITE_IS_DURABLE ?? 0);
+
 /** A segment's file name: a dot-name, which no blob key can reach. */
 export function segmentFileName(tag: string): string {
   return `${SEGMENT_FILE_PREFIX}${tag}`;
@@ -62,8 +72,9 @@ function newTag(): string {
 
 /**
  * Appends records to segment files, one per folder and writer, with group commit: records that
- * arrive while a flush is under way are written together with one `writev` and made durable with
- * one `fdatasync`, and each append resolves only once its record is durable. A segment is written
+ * arrive while a write is under way are written together with one `writev`, durable when it returns
+ * (O_DSYNC; one `fdatasync` after it where the platform lacks the flag), and each append resolves
+ * only once its record is durable. A segment is written
  * by one writer only (its tag is random), from offsets this writer counts itself, so several
  * processes can share a data directory. After any failed write or flush the segment is abandoned
  * (what the kernel kept of it is unknown) and the next record opens a new one.
@@ -117,7 +128,7 @@ export class SegmentAppender {
         const { bytesWritten } = await segment.handle.writev(buffers, segment.size);
         if (bytesWritten !== total)
           throw new Error(`the disk took ${bytesWritten} of ${total} bytes`);
-        await segment.handle.datasync();
+        if (WRITE_IS_DURABLE === undefined) await segment.handle.datasync();
       } catch (error) {
         await this.retire(segment);
         throw error;
@@ -166,7 +177,7 @@ export class SegmentAppender {
     await mkdir(directory, { recursive: true });
     const tag = newTag();
     const file = path.join(directory, segmentFileName(tag));
-    const handle = await open(file, 'wx');
+    const handle = await open(file, NEW_SEGMENT_FLAGS);
     try {
       const { ino } = await handle.stat();
       const folderHandle = await open(directory, 'r');

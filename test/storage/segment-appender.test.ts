@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { constants, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -41,6 +41,33 @@ describe('SegmentAppender', () => {
           file.subarray(record.offset, record.offset + record.length),
           Buffer.alloc(10 + index, index),
         );
+    } finally {
+      await segments.close();
+    }
+  });
+
+  it('writes each segment through a descriptor opened with O_DSYNC, so a write returns durable', async (t) => {
+    const durable = (constants as { O_DSYNC?: number }).O_DSYNC;
+    if (durable === undefined || process.platform !== 'linux') {
+      t.skip('reads the descriptor flags from /proc: Linux only');
+      return;
+    }
+    const segments = appender();
+    try {
+      const { tag } = await segments.append('flags', Buffer.from('durable'));
+      const file = path.join(root, 'flags', segmentFileName(tag));
+      const descriptors = await readdir('/proc/self/fd');
+      const links = await Promise.all(
+        descriptors.map(async (fd) => ({
+          fd,
+          target: await readlink(`/proc/self/fd/${fd}`).catch(() => ''),
+        })),
+      );
+      const open = links.find(({ target }) => target === file);
+      assert.ok(open, 'the segment stays open for the next records');
+      const info = await readFile(`/proc/self/fdinfo/${open.fd}`, 'utf8');
+      const flags = Number.parseInt(/^flags:\s+([0-7]+)$/m.exec(info)?.[1] ?? '', 8);
+      assert.equal(flags & durable, durable, `flags ${flags.toString(8)} lack O_DSYNC`);
     } finally {
       await segments.close();
     }
