@@ -72,11 +72,11 @@ function newTag(): string {
 
 /**
  * Appends records to segment files, one per folder and writer, with group commit: records that
- * arrive while a write is under way are written together with one `writev`, durable when it returns
- * (O_DSYNC; one `fdatasync` after it where the platform lacks the flag), and each append resolves
- * only once its record is durable. A segment is written
- * by one writer only (its tag is random), from offsets this writer counts itself, so several
- * processes can share a data directory. After any failed write or flush the segment is abandoned
+ * arrive while a write is under way are written together with one `writev`, durable when it
+ * returns (O_DSYNC; one `fdatasync` after it where the platform lacks the flag), and each append
+ * resolves only once its record is durable. A segment is written by one writer only (its tag is
+ * random), from offsets this writer counts itself, so several processes can share a data
+ * directory. After any failed write or flush the segment is abandoned
  * (what the kernel kept of it is unknown) and the next record opens a new one.
  */
 export class SegmentAppender {
