@@ -4,7 +4,7 @@ export interface BenchRow {
   name: string;
   /** The figure: a median time, a rate, or a size. */
   value: number;
-  unit: 'ms' | 'µs' | 'req/s' | 'MB' | 'ops/s' | 'k instr';
+  unit: 'ms' | 'µs' | 'req/s' | 'MB' | 'KB' | 'ops/s' | 'k instr' | 'per request';
   /** Iterations or other context, e.g. "median of 20". */
   note?: string;
 }

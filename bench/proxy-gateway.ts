@@ -29,6 +29,8 @@ export interface GatewaySetup {
   tokens?: number;
   /** A command the gateway runs under (e.g. valgrind and its options); it starts slower then. */
   wrapper?: readonly string[];
+  /** Options of node itself, before the gateway's script (e.g. `--import` of a probe). */
+  nodeOptions?: readonly string[];
 }
 
 export interface RunningGateway {
@@ -120,7 +122,12 @@ export async function startGateway(
   }
   const logFile = path.join(directory, 'gateway.log');
   const log = openSync(logFile, 'w');
-  const command = [...(setup.wrapper ?? []), process.execPath, path.join(ROOT, 'dist/main.js')];
+  const command = [
+    ...(setup.wrapper ?? []),
+    process.execPath,
+    ...(setup.nodeOptions ?? []),
+    path.join(ROOT, 'dist/main.js'),
+  ];
   const child = children.spawn(command[0] as string, command.slice(1), {
     cwd: ROOT,
     env,
