@@ -67,7 +67,8 @@ export async function rehostImages(
     }
   };
   try {
-    await Promise.all(Array.from({ length: PARALLEL_DOWNLOADS }, worker));
+    // No more workers than images: most requests have one, which then takes one worker's turns.
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_DOWNLOADS, images.length) }, worker));
   } catch (error) {
     local.abort();
     throw error;
