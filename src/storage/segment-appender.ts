@@ -123,7 +123,7 @@ export class SegmentAppender {
       const buffers = indexes.map((index) => (items[index] as Pending).bytes);
       let total = 0;
       for (const buffer of buffers) total += buffer.length;
-      const segment = await this.segmentFor(folder);
+      const segment = this.currentSegment(folder) ?? (await this.segmentFor(folder));
       try {
         const { bytesWritten } = await segment.handle.writev(buffers, segment.size);
         if (bytesWritten !== total)
@@ -145,14 +145,24 @@ export class SegmentAppender {
     return records;
   }
 
-  /** The folder's open segment, unless it is gone from its path (removed by hand): then a new one. */
+  /** The folder's open segment when it was checked recently enough to need no look, at once. */
+  private currentSegment(folder: string): OpenSegment | undefined {
+    const current = this.segments.get(folder);
+    if (current === undefined) return undefined;
+    return this.options.now() - current.checkedAt < this.options.recheckAfterMs
+      ? current
+      : undefined;
+  }
+
+  /**
+   * The folder's open segment after a look at its path, when currentSegment has none at once: a
+   * segment gone from its path (removed by hand) is retired, and a new one made.
+   */
   private async segmentFor(folder: string): Promise<OpenSegment> {
     const current = this.segments.get(folder);
     if (current !== undefined) {
-      const now = this.options.now();
-      if (now - current.checkedAt < this.options.recheckAfterMs) return current;
       if (await this.stillInPlace(current)) {
-        current.checkedAt = now;
+        current.checkedAt = this.options.now();
         return current;
       }
       await this.retire(current);
