@@ -45,11 +45,12 @@ const OPEN_FOLDERS = 4;
 const SEGMENT_FILE_PREFIX = '.segment-';
 
 /**
- * O_DSYNC where the platform has it (Linux, macOS): a write then returns once its bytes are
- * durable, one call on libuv's pool where a write and an fdatasync took two (measured: 5% of a
- * re-hosted request's CPU). Elsewhere each group is flushed after its write.
+ * O_DSYNC on Linux: a write then returns once its bytes are durable, one call on libuv's pool
+ * where a write and an fdatasync took two (measured: 5% of a re-hosted request's CPU). Elsewhere
+ * each group is flushed after its write: on macOS libuv's fdatasync is F_FULLFSYNC, which also
+ * empties the drive's cache, and O_DSYNC does not.
  */
-const WRITE_IS_DURABLE = (constants as { O_DSYNC?: number }).O_DSYNC;
+const WRITE_IS_DURABLE = process.platform === 'linux' ? constants.O_DSYNC : undefined;
 /** A new segment (`wx`), durable on each write where the platform allows. */
 const NEW_SEGMENT_FLAGS =
   constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (WRITE_IS_DURABLE ?? 0);
