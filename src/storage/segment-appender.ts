@@ -184,6 +184,7 @@ export class SegmentAppender {
    * records that will be flushed into it.
    */
   private async create(folder: string): Promise<OpenSegment> {
+    if (this.closed) throw new Error('the segment appender is closed');
     const directory = path.join(this.root, folder);
     await mkdir(directory, { recursive: true });
     const tag = newTag();
