@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { constants, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { constants, mkdtemp, readdir, readFile, readlink, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,7 +8,8 @@ import { SegmentAppender, segmentFileName } from '../../src/storage/segment-appe
 describe('SegmentAppender', () => {
   let root: string;
   before(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'imagegate-appender-'));
+    // Resolved, as /proc/self/fd shows the paths of open files.
+    root = await realpath(await mkdtemp(path.join(tmpdir(), 'imagegate-appender-')));
   });
   after(async () => {
     await rm(root, { recursive: true, force: true });
@@ -125,5 +126,14 @@ describe('SegmentAppender', () => {
     await segments.append('closing', Buffer.from('before'));
     await segments.close();
     await assert.rejects(segments.append('closing', Buffer.from('after')), /closed/);
+  });
+
+  it('fails records queued before a close, opening no segment for them', async () => {
+    const segments = appender();
+    // The group runs on a later turn, after close has begun.
+    const queued = segments.append('queued', Buffer.from('late'));
+    await segments.close();
+    await assert.rejects(queued, /closed/);
+    assert.deepEqual(await readdir(path.join(root, 'queued')).catch(() => []), []);
   });
 });
