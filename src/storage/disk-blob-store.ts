@@ -32,6 +32,7 @@ import {
 } from './segment-appender.js';
 import { parseSegmentRecordId, segmentRecordId } from './segment-record-id.js';
 import { newImageId } from './object-keys.js';
+import { makeDirectoryDurably, syncDirectory } from './durable-directories.js';
 
 /** Far more than the folders of a day's images; past it the memory starts afresh. */
 const REMEMBERED_FOLDERS = 64;
@@ -53,7 +54,9 @@ const SEGMENT_RECHECK_MS = 1000;
  * place. A `putNew` of a buffer is appended to the folder's segment file with group commit (see
  * SegmentAppender): its id says where it lies, so no index is kept; a stream, or a buffer too
  * large for a segment, is written and flushed under its own name, which nobody can ask for before
- * it is whole. Temporary files and segments have dot-names, which no key can reach.
+ * it is whole. After a rename or a new name the folder is flushed too, and a folder made here has
+ * its parent flushed, so that no name a caller was given is lost to a crash. Temporary files and
+ * segments have dot-names, which no key can reach.
  */
 export class DiskBlobStore implements BlobStore {
   readonly root: string;
@@ -97,7 +100,11 @@ export class DiskBlobStore implements BlobStore {
     const target = this.pathOf(key);
     const { size } = await this.writing(
       body,
-      async () => ({ size: await this.writeInto(target, body) }),
+      async () => {
+        const size = await this.writeInto(target, body);
+        await syncDirectory(path.dirname(target));
+        return { size };
+      },
       async (error) => {
         // An object that was there already is not ours to remove.
         if ((error as NodeJS.ErrnoException | null)?.code !== 'EEXIST')
@@ -119,6 +126,7 @@ export class DiskBlobStore implements BlobStore {
       async () => {
         const size = await this.writeInto(temporary, body);
         await rename(temporary, target);
+        await syncDirectory(path.dirname(target));
         return { size };
       },
       () => rm(temporary, { force: true }),
@@ -162,7 +170,7 @@ export class DiskBlobStore implements BlobStore {
   /** Writes and flushes `file`, making its folder first unless this store already made it. */
   private async writeFlushed(file: string, body: Buffer | Readable, folder: string) {
     if (!this.folders.has(folder)) {
-      await mkdir(folder, { recursive: true });
+      await makeDirectoryDurably(folder);
       if (this.folders.size >= REMEMBERED_FOLDERS) this.folders.clear();
       this.folders.add(folder);
     }

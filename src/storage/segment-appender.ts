@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { constants, type FileHandle, mkdir, open, stat } from 'node:fs/promises';
+import { constants, type FileHandle, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GroupCommit } from '../support/group-commit.js';
+import { makeDirectoryDurably, syncDirectory } from './durable-directories.js';
 
 /** Where one appended record lies: in the segment `tag` of its folder, `length` bytes at `offset`. */
 export interface SegmentRecord {
@@ -186,18 +187,13 @@ export class SegmentAppender {
   private async create(folder: string): Promise<OpenSegment> {
     if (this.closed) throw new Error('the segment appender is closed');
     const directory = path.join(this.root, folder);
-    await mkdir(directory, { recursive: true });
+    await makeDirectoryDurably(directory);
     const tag = newTag();
     const file = path.join(directory, segmentFileName(tag));
     const handle = await open(file, NEW_SEGMENT_FLAGS);
     try {
       const { ino } = await handle.stat();
-      const folderHandle = await open(directory, 'r');
-      try {
-        await folderHandle.sync();
-      } finally {
-        await folderHandle.close();
-      }
+      await syncDirectory(directory);
       const segment: OpenSegment = {
         folder,
         tag,
