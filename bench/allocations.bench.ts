@@ -32,6 +32,11 @@ const COUNTED = 2000;
 /** As the proxy bench's loads: settlements then share their groups. */
 const CONCURRENT = 64;
 const PROBE_WAIT_MS = 10_000;
+/**
+ * How long a window stays open after its last answer: what the gateway does once an answer is
+ * sent (its onResponse hooks, the connection's timers) still counts for the window's requests.
+ */
+const SETTLE_MS = 100;
 const ONLY = process.env.ALLOCATIONS_ONLY ?? '';
 
 const BODY = JSON.stringify({
@@ -141,6 +146,7 @@ async function countWindows(gateway: RunningGateway, out: string): Promise<Omit<
       process.kill(gateway.pid, 'SIGUSR2');
       await probeLine(out, index, true);
       await send(COUNTED, window.concurrency);
+      await sleep(SETTLE_MS);
       process.kill(gateway.pid, 'SIGUSR2');
       results.push(await probeLine(out, index, false));
     }
