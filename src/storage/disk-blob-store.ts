@@ -32,7 +32,7 @@ import {
 } from './segment-appender.js';
 import { parseSegmentRecordId, segmentRecordId } from './segment-record-id.js';
 import { newImageId } from './object-keys.js';
-import { makeDirectoryDurably, syncDirectory } from './durable-directories.js';
+import { makeDirectoryDurably, syncDirectory } from '../support/durable-directories.js';
 
 /** Far more than the folders of a day's images; past it the memory starts afresh. */
 const REMEMBERED_FOLDERS = 64;

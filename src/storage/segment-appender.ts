@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type FileHandle, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GroupCommit } from '../support/group-commit.js';
-import { makeDirectoryDurably, syncDirectory } from './durable-directories.js';
+import { makeDirectoryDurably, syncDirectory } from '../support/durable-directories.js';
 
 /** Where one appended record lies: in the segment `tag` of its folder, `length` bytes at `offset`. */
 export interface SegmentRecord {
