@@ -1,16 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import {
-  access,
-  constants,
-  mkdir,
-  open,
-  readdir,
-  rename,
-  rm,
-  stat,
-  writeFile,
-} from 'node:fs/promises';
+import { access, constants, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -270,7 +260,8 @@ export class DiskBlobStore implements BlobStore {
   }
 
   async checkReady(): Promise<void> {
-    await mkdir(this.root, { recursive: true });
+    // Made durably, as the folders below it are: the first images' chain of names all survives.
+    await makeDirectoryDurably(this.root);
     await access(this.root, constants.W_OK);
   }
 
