@@ -78,8 +78,8 @@ function newTag(): string {
  * returns (O_DSYNC; one `fdatasync` after it where the platform lacks the flag), and each append
  * resolves only once its record is durable. A segment is written by one writer only (its tag is
  * random), from offsets this writer counts itself, so several processes can share a data
- * directory. After any failed write or flush the segment is abandoned
- * (what the kernel kept of it is unknown) and the next record opens a new one.
+ * directory. After any failed write or flush the segment is abandoned (what the kernel kept of it
+ * is unknown) and the next record opens a new one.
  */
 export class SegmentAppender {
   private readonly segments = new Map<string, OpenSegment>();
