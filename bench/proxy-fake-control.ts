@@ -7,6 +7,13 @@ const SCRIPT = path.join(ROOT, 'bench', 'proxy-fake-upstream.ts');
 const BARE_NODE_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-node.ts');
 
 /** The fake upstream process, seen from the bench. */
+/** What the fake has seen: calls waiting out the delay now, calls answered, connections accepted. */
+export interface UpstreamCounts {
+  waiting: number;
+  answered: number;
+  connections: number;
+}
+
 export interface FakeUpstream {
   url: string;
   port: number;
@@ -18,7 +25,7 @@ export interface FakeUpstream {
   /** The image served for re-hosting: a PNG of about `bytes` bytes; 0 for the small one. */
   setImageBytes(bytes: number): Promise<void>;
   /** Generation calls waiting out the delay now, and those answered since the fake started. */
-  counts(): Promise<{ waiting: number; answered: number }>;
+  counts(): Promise<UpstreamCounts>;
 }
 
 export async function startFakeUpstream(children: Children): Promise<FakeUpstream> {
@@ -43,8 +50,7 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
       if (response.status !== 204)
         throw new Error(`fake upstream: image not set (${response.status})`);
     },
-    counts: async () =>
-      (await (await fetch(`${url}/__counts`)).json()) as { waiting: number; answered: number },
+    counts: async () => (await (await fetch(`${url}/__counts`)).json()) as UpstreamCounts,
     lastBody: async () =>
       (await (await fetch(`${url}/__last`)).json()) as { bytes: number; receivedAt: number },
   };

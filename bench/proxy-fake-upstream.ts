@@ -3,8 +3,8 @@
 // points back here) at once, or after the delay set with `POST /__delay?ms=N`; `GET /image.png`
 // serves that PNG for re-hosting, a small one unless `POST /__image?bytes=N` asked for one of about
 // N bytes (0: the small one again); `GET /__last` tells when the last POST body had arrived whole
-// and how large it was; `GET /__counts` how many calls wait out the delay now and how many were
-// answered so far. It prints `{"port":N}` once it listens.
+// and how large it was; `GET /__counts` how many calls wait out the delay now, how many were
+// answered so far and how many connections it has accepted. It prints `{"port":N}` once it listens.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { greyPng, largestGreyPng } from './proxy-png.js';
@@ -17,6 +17,7 @@ let png = smallPng;
 let delayMs = 0;
 let answered = 0;
 let waiting = 0;
+let connections = 0;
 let lastBody = { bytes: 0, receivedAt: 0 };
 
 const server = createServer((request, response) => {
@@ -30,7 +31,7 @@ const server = createServer((request, response) => {
     return;
   }
   if (request.method === 'GET' && request.url === '/__counts') {
-    sendJson(response, 200, { waiting, answered });
+    sendJson(response, 200, { waiting, answered, connections });
     return;
   }
   if (request.method !== 'POST') {
@@ -96,6 +97,9 @@ async function drain(request: IncomingMessage): Promise<number> {
   return bytes;
 }
 
+server.on('connection', () => {
+  connections += 1;
+});
 server.keepAliveTimeout = 60_000;
 // A proxy meeting a thousand callers opens a thousand connections here at once. Node's default
 // backlog (511) would drop some of their SYNs, each retried a second later: the fake's limit,

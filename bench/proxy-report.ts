@@ -37,7 +37,10 @@ export interface AloneRow {
 /** Many callers held open by a slow upstream, through one setup. */
 export interface CrowdResult {
   setup: string;
-  /** Cold: the process's first crowd, which opens its connections to the upstream; warm: the next. */
+  /**
+   * Cold: the process's first crowd, which opens its connections to the upstream; warm: the next,
+   * once a wave answered whole has opened them again (`upstreamConnections` tells).
+   */
   run: 'cold' | 'warm';
   callers: number;
   upstreamDelayMs: number;
@@ -52,6 +55,8 @@ export interface CrowdResult {
    */
   heldRssBytes: number | undefined;
   peakRssBytes: number;
+  /** Connections the upstream accepted during the run (the callers' own, when direct). */
+  upstreamConnections: number;
 }
 
 /** The largest legal request, straight to the upstream and through the gateway. */
@@ -196,6 +201,7 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       'RSS idle MiB',
       'held KiB/caller',
       'peak KiB/caller',
+      'upstream connections opened',
       'load avg',
     ],
     crowd.map((row) => [
@@ -208,6 +214,7 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       figure(row.idleRssBytes / MIB, 0),
       perCaller(row.heldRssBytes, row),
       perCaller(row.peakRssBytes, row),
+      String(row.upstreamConnections),
       figure(row.loadAverage, 1),
     ]),
   );
