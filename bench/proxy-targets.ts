@@ -28,6 +28,52 @@ export function targetsTable(report: ProxyReport, manyTokens: number): string {
   );
 }
 
+/**
+ * The machine the issue's absolute targets (µs, ms, req/s) were set on, as its references
+ * measured there: nginx's CPU and req/s, and the fake upstream's req/s called directly, at 0 ms.
+ */
+export const ISSUE_MACHINE = {
+  nginxCpuUs: 23,
+  nginxRequestsPerSecond: 22_000,
+  directRequestsPerSecond: 28_100,
+};
+
+/**
+ * This run's machine beside the issue's, by the same references: machines of the same kind have
+ * differed up to fivefold, so an absolute target reads against this. Undefined when neither
+ * reference ran.
+ */
+export function machineComparison(loads: readonly LoadRow[]): string | undefined {
+  const nginx = loadOf(loads, SETUP.nginx, 0);
+  const direct = loadOf(loads, SETUP.direct, 0);
+  if (nginx === undefined && direct === undefined) return undefined;
+  const parts: string[] = [];
+  if (nginx !== undefined)
+    parts.push(
+      `nginx ${figure(nginx.cpuUsPerRequest, 0)} µs per request (the issue's ${ISSUE_MACHINE.nginxCpuUs}) and ` +
+        `${figure(nginx.result.requestsPerSecond, 0)} req/s (${ISSUE_MACHINE.nginxRequestsPerSecond})`,
+    );
+  if (direct !== undefined)
+    parts.push(
+      `the fake upstream direct ${figure(direct.result.requestsPerSecond, 0)} req/s (${ISSUE_MACHINE.directRequestsPerSecond})`,
+    );
+  const speeds = [
+    nginx === undefined ? undefined : ISSUE_MACHINE.nginxCpuUs / nginx.cpuUsPerRequest,
+    nginx === undefined
+      ? undefined
+      : nginx.result.requestsPerSecond / ISSUE_MACHINE.nginxRequestsPerSecond,
+    direct === undefined
+      ? undefined
+      : direct.result.requestsPerSecond / ISSUE_MACHINE.directRequestsPerSecond,
+  ].filter((speed): speed is number => speed !== undefined);
+  const speed = speeds.reduce((sum, value) => sum + value, 0) / speeds.length;
+  return (
+    `This machine beside the one the issue's targets were set on, at 0 ms: ${parts.join('; ')}. ` +
+    `It runs these references at ${figure(speed, 2)} times that machine's speed (the mean of the ` +
+    'three); the targets in µs, ms and req/s were set there.'
+  );
+}
+
 interface TargetRow {
   target: string;
   wanted: string;

@@ -43,7 +43,7 @@ import {
   printReport,
 } from './proxy-report.js';
 import { SETUP } from './proxy-setup-names.js';
-import { targetsTable } from './proxy-targets.js';
+import { machineComparison, targetsTable } from './proxy-targets.js';
 import { findWrk, runWrk } from './proxy-wrk.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -179,6 +179,8 @@ export default async function bench(): Promise<BenchRow[]> {
       };
       printReport(report);
       console.log(`${targetsTable(report, MANY_TOKENS)}\n`);
+      const machine = machineComparison(report.loads);
+      if (machine !== undefined) console.log(`${machine}\n`);
       return headlineRows(report);
     } finally {
       await shared?.close();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LoadRow, ProxyReport } from '../../bench/proxy-report.js';
 import { SETUP } from '../../bench/proxy-setup-names.js';
-import { targetsTable } from '../../bench/proxy-targets.js';
+import { machineComparison, targetsTable } from '../../bench/proxy-targets.js';
 
 function load(setup: string, upstreamDelayMs: number, requestsPerSecond: number, cpu: number) {
   return {
@@ -89,5 +89,24 @@ describe('the proxy bench targets summary', () => {
     const prefix = `4. 1,000 callers, 2 s upstream, ${SETUP.passThrough}, cold`;
     assert.equal(verdict(under, prefix), 'yes');
     assert.equal(verdict(over, prefix), 'no');
+  });
+});
+
+describe("the proxy bench's machine beside the issue's", () => {
+  it("compares nginx's and the direct row's figures at 0 ms with the issue's machine", () => {
+    const line = machineComparison([
+      load(SETUP.nginx, 0, 11_000, 46),
+      load(SETUP.direct, 0, 14_050, 90),
+      load(SETUP.nginx, 50, 1_200, 40),
+    ]);
+    assert.ok(line !== undefined);
+    assert.match(line, /nginx 46 µs per request \(the issue's 23\) and 11000 req\/s \(22000\)/);
+    assert.match(line, /the fake upstream direct 14050 req\/s \(28100\)/);
+    // (23/46 + 11000/22000 + 14050/28100) / 3
+    assert.match(line, / 0\.50 times that machine's speed/);
+  });
+
+  it('says nothing when neither reference ran', () => {
+    assert.equal(machineComparison([load(SETUP.passThrough, 0, 3000, 100)]), undefined);
   });
 });
