@@ -37,10 +37,7 @@ export interface AloneRow {
 /** Many callers held open by a slow upstream, through one setup. */
 export interface CrowdResult {
   setup: string;
-  /**
-   * Cold: the process's first crowd, which opens its connections to the upstream; warm: the next,
-   * once a wave answered whole has opened them again (`upstreamConnections` tells).
-   */
+  /** Cold: the process's first crowd, which opens its connections to the upstream; warm: the next. */
   run: 'cold' | 'warm';
   callers: number;
   upstreamDelayMs: number;

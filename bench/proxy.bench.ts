@@ -375,15 +375,14 @@ async function crowdRuns(
  * A thousand callers at once, the upstream taking 2 s, twice through one setup: cold, on a process
  * that has only seen the 64 connections of the warm-up, so that its first wave also opens a
  * thousand connections to the upstream; then warm, with those connections kept alive (callers
- * connect anew either time). wrk ends a run by leaving a thousand callers mid-call, and a proxy
- * that drops the upstream call of a caller who left (the gateway, nginx) drops its connection
- * with it: before the warm run, one wave of a thousand calls answered whole opens them again. Reported: the latency the callers see, and the memory
- * of the process answering them (the gateway, nginx's worker, the bare proxy; the fake itself when
- * direct) over its RSS before the cold run, read two ways. Held (cold run only): the most seen
- * while nearly every caller waited at the upstream and none had been answered yet, what requests
- * in flight keep.
- * Peak: over the whole run, which adds the garbage of the waves answered so far until a
- * collection takes it.
+ * connect anew either time). wrk ends a run by leaving a thousand callers mid-call; the gateway
+ * drops their upstream calls and so closes those connections, and its undici pool opens new ones
+ * at once, before the warm run starts: the connections the upstream accepts in each run tell.
+ * Reported: the latency the callers see, and the memory of the process answering them (the
+ * gateway, nginx's worker, the bare proxy; the fake itself when direct) over its RSS before the
+ * cold run, read two ways. Held (cold run only): the most seen while nearly every caller waited at
+ * the upstream and none had been answered yet, what requests in flight keep. Peak: over the whole
+ * run, which adds the garbage of the waves answered so far until a collection takes it.
  */
 async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<CrowdResult[]> {
   process.stderr.write(
@@ -397,7 +396,6 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
     const idleRssBytes = rssBytes(target.cpuPid);
     const results: CrowdResult[] = [];
     for (const run of ['cold', 'warm'] as const) {
-      if (run === 'warm') await answeredWave(target);
       const loadAverage = loadavg()[0] as number;
       const before = await fake.counts();
       const watch = watchCrowd(target.cpuPid, fake, run === 'cold', before.answered);
@@ -425,22 +423,6 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
     await fake.setDelay(0);
     await target.close();
   }
-}
-
-/**
- * A thousand callers at once, each answered whole before it goes, each on a connection of its own
- * that closes after: what the proxy keeps from it is its connections to the upstream.
- */
-async function answeredWave(target: Target): Promise<void> {
-  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
-  const answers = await Promise.all(
-    Array.from({ length: CROWD_CALLERS }, () =>
-      post(agent, target.url, target.body, target.headers),
-    ),
-  );
-  const failed = answers.filter(({ status }) => status !== 200).length;
-  if (failed > 0)
-    throw new Error(`${failed} of the crowd's re-warming calls were not answered 200`);
 }
 
 /** Waits until the fake holds no call, then a second for the proxy to finish with them. */
