@@ -23,6 +23,7 @@ import { requestIdFor } from './request-id.js';
 import { answerClientError } from './client-error.js';
 import { InFlightBudget } from './in-flight-budget.js';
 import { shedLoad } from './load-shedding.js';
+import { closeQuietConnectionsOnClose } from './quiet-connections.js';
 import { refuseEncodedBodies } from './content-encoding.js';
 import { allowCrossOrigin } from './cors.js';
 import { KEEP_ALIVE_MS } from './event-stream-reply.js';
@@ -129,6 +130,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.server.maxConnections = load.maxConnections;
+  closeQuietConnectionsOnClose(app);
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
   app.removeContentTypeParser('text/plain');
 

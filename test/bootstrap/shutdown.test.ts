@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
+import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -175,6 +177,50 @@ describe('shutting down on a signal', () => {
     const exitMs = Date.now() - signalled;
     assert.ok(exitMs < 3000, `exited ${exitMs} ms after SIGTERM, drain deadline 30 s`);
     assert.deepEqual(await home.ledgerRows(), []);
+  });
+
+  it('does not wait for connections that have sent no whole request head, and still finishes the request in flight', async (t) => {
+    const { home, gateway } = await nodeGateway(t, { IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '30000' });
+    const { hostname, port } = new URL(gateway.url);
+    const quiet = async (sent: string) => {
+      const socket = connect(Number(port), hostname);
+      t.after(() => socket.destroy());
+      await once(socket, 'connect');
+      if (sent !== '') socket.write(sent);
+      const closed = once(socket, 'close');
+      socket.on('error', () => {});
+      socket.resume();
+      return { closed };
+    };
+    const { closed: silentClosed } = await quiet('');
+    const { closed: halfHeadClosed } = await quiet(
+      `POST ${GENERATION_URL} HTTP/1.1\r\nHost: gateway\r\n`,
+    );
+    const submitted = upstream.submissions().length;
+    upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
+    const answer = generate(gateway.url, home, 'in-flight');
+    await upstreamReceived(upstream, submitted + 1);
+
+    const signalled = Date.now();
+    gateway.child.kill('SIGTERM');
+    await Promise.all([silentClosed, halfHeadClosed]);
+    assert.ok(
+      Date.now() - signalled < UPSTREAM_DELAY_MS,
+      'the quiet connections close at once, before the request in flight is answered',
+    );
+    const outcome = await answer;
+    assert.ok('status' in outcome && outcome.status === 200, JSON.stringify(outcome));
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+    const exitMs = Date.now() - signalled;
+    assert.ok(
+      exitMs < 3000 + UPSTREAM_DELAY_MS,
+      `exited ${exitMs} ms after SIGTERM, drain deadline 30 s`,
+    );
+    const rows = await home.ledgerRows();
+    assert.deepEqual(
+      rows.map((row) => [row.requestId, row.status, row.imagesBilled]),
+      [['in-flight', 200, 1]],
+    );
   });
 
   it('SIGINT drains like SIGTERM', async (t) => {
