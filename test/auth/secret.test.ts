@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import fsPromises, { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { loadOrCreateSecret } from '../../src/auth/secret.js';
 
 describe('the generated secret', () => {
@@ -60,5 +61,39 @@ describe('the generated secret', () => {
     await assert.rejects(loadOrCreateSecret(undefined, root), (error: Error) =>
       error.message.includes(path.join(root, 'secret')),
     );
+  });
+});
+
+describe('the generated secret where the folder allows no hard links', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'imagegate-secret-'));
+  });
+  afterEach(async () => {
+    mock.restoreAll();
+    syncBuiltinESMExports();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  function linkFailsWith(code: string): void {
+    mock.method(fsPromises, 'link', async () => {
+      throw Object.assign(new Error(`link: ${code}`), { code });
+    });
+    syncBuiltinESMExports();
+  }
+
+  it('is written in place instead, 0600, and read back the same afterwards', async () => {
+    linkFailsWith('EPERM');
+    const secret = await loadOrCreateSecret(undefined, root);
+    assert.ok(secret.length >= 32);
+    assert.equal((await stat(path.join(root, 'secret'))).mode & 0o777, 0o600);
+    assert.deepEqual(await readdir(root), ['secret']);
+    assert.equal(await loadOrCreateSecret(undefined, root), secret);
+  });
+
+  it('fails on any other error of the link, leaving no draft behind', async () => {
+    linkFailsWith('EIO');
+    await assert.rejects(loadOrCreateSecret(undefined, root), /link: EIO/);
+    assert.deepEqual(await readdir(root), []);
   });
 });
