@@ -3,20 +3,30 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Closes, when the gateway starts to close, every connection that has not yet sent a whole request
- * head. Node's `server.close()` counts such a connection as busy (it closes idle kept-alive ones
- * only) and stops the check that would time its headers out, so one quiet connection (a browser's
- * speculative one, a client's pool opening a spare) held the drain until its deadline. A request
- * in flight is never cut: its connection left this set when its head arrived.
+ * A head already on its way when the drain starts is still read, and answered with the drain's
+ * 503 `Overloaded` and `Retry-After`, rather than cut: this long after the drain begins.
+ */
+export const QUIET_CONNECTION_GRACE_MS = 500;
+
+/**
+ * Closes, shortly after the gateway starts to close, every connection that has not yet sent a
+ * whole request head. Node's `server.close()` counts such a connection as busy (it closes idle
+ * kept-alive ones only) and stops the check that would time its headers out, so one quiet
+ * connection (a browser's speculative one, a client pool's spare) held the drain until its
+ * deadline. A request in flight is never cut: its connection left this set when its head arrived.
  */
 export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
   const quiet = new QuietConnections(app.server);
   app.addHook('preClose', (done) => {
-    quiet.closeAll();
+    quiet.closeAfter(QUIET_CONNECTION_GRACE_MS);
     done();
   });
 }
 
+/**
+ * The gateway serves plain HTTP (TLS ends in front of it): the socket a request arrives on is the
+ * socket the server accepted.
+ */
 class QuietConnections {
   private readonly sockets = new Set<Socket>();
   private closing = false;
@@ -36,9 +46,11 @@ class QuietConnections {
     });
   }
 
-  closeAll(): void {
+  closeAfter(graceMs: number): void {
     this.closing = true;
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
+    setTimeout(() => {
+      for (const socket of this.sockets) socket.destroy();
+      this.sockets.clear();
+    }, graceMs).unref();
   }
 }

@@ -179,7 +179,7 @@ describe('shutting down on a signal', () => {
     assert.deepEqual(await home.ledgerRows(), []);
   });
 
-  it('does not wait for connections that have sent no whole request head, and still finishes the request in flight', async (t) => {
+  it('closes the connections that have sent no whole request head within a moment, answers a head that arrives in it with 503, and still finishes the request in flight', async (t) => {
     const { home, gateway } = await nodeGateway(t, { IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '30000' });
     const { hostname, port } = new URL(gateway.url);
     const quiet = async (sent: string) => {
@@ -187,15 +187,21 @@ describe('shutting down on a signal', () => {
       t.after(() => socket.destroy());
       await once(socket, 'connect');
       if (sent !== '') socket.write(sent);
-      const closed = once(socket, 'close');
+      // Closed either way, a FIN or a reset.
       socket.on('error', () => {});
-      socket.resume();
-      return { closed };
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      const closed = new Promise<string>((resolve) =>
+        socket.once('close', () => resolve(received)),
+      );
+      return { socket, closed };
     };
-    const { closed: silentClosed } = await quiet('');
-    const { closed: halfHeadClosed } = await quiet(
-      `POST ${GENERATION_URL} HTTP/1.1\r\nHost: gateway\r\n`,
-    );
+    const silent = await quiet('');
+    const halfHead = await quiet(`POST ${GENERATION_URL} HTTP/1.1\r\nHost: gateway\r\n`);
+    const late = await quiet('');
     const submitted = upstream.submissions().length;
     upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
     const answer = generate(gateway.url, home, 'in-flight');
@@ -203,11 +209,27 @@ describe('shutting down on a signal', () => {
 
     const signalled = Date.now();
     gateway.child.kill('SIGTERM');
-    await Promise.all([silentClosed, halfHeadClosed]);
+    await sleep(100);
+    const body = JSON.stringify(modelABody());
+    late.socket.write(
+      `POST ${GENERATION_URL} HTTP/1.1\r\nHost: gateway\r\nAuthorization: ${home.authorization}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const [silentSaw, halfHeadSaw, lateSaw] = await Promise.all([
+      silent.closed,
+      halfHead.closed,
+      late.closed,
+    ]);
     assert.ok(
       Date.now() - signalled < UPSTREAM_DELAY_MS,
-      'the quiet connections close at once, before the request in flight is answered',
+      'the quiet connections close within their grace, before the request in flight is answered',
     );
+    assert.equal(silentSaw, '');
+    assert.equal(halfHeadSaw, '');
+    assert.match(lateSaw, /^HTTP\/1\.1 503 /, 'a head that arrives in the grace is answered');
+    assert.match(lateSaw, /retry-after: 1/i);
+    assert.match(lateSaw, /"code":"Overloaded"/);
+
     const outcome = await answer;
     assert.ok('status' in outcome && outcome.status === 200, JSON.stringify(outcome));
     assert.equal(await gateway.exited, 0, gateway.stderr());
