@@ -6,14 +6,17 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCRIPT = path.join(ROOT, 'bench', 'proxy-fake-upstream.ts');
 const BARE_NODE_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-node.ts');
 
-/** The fake upstream process, seen from the bench. */
-/** What the fake has seen: calls waiting out the delay now, calls answered, connections accepted. */
+/**
+ * What the fake has seen: calls waiting out the delay now, calls answered, and connections
+ * accepted (the bench's own requests to the fake's control routes among them).
+ */
 export interface UpstreamCounts {
   waiting: number;
   answered: number;
   connections: number;
 }
 
+/** The fake upstream process, seen from the bench. */
 export interface FakeUpstream {
   url: string;
   port: number;
@@ -24,7 +27,7 @@ export interface FakeUpstream {
   lastBody(): Promise<{ bytes: number; receivedAt: number }>;
   /** The image served for re-hosting: a PNG of about `bytes` bytes; 0 for the small one. */
   setImageBytes(bytes: number): Promise<void>;
-  /** Generation calls waiting out the delay now, and those answered since the fake started. */
+  /** What the fake has seen since it started. */
   counts(): Promise<UpstreamCounts>;
 }
 

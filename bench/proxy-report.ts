@@ -52,7 +52,10 @@ export interface CrowdResult {
    */
   heldRssBytes: number | undefined;
   peakRssBytes: number;
-  /** Connections the upstream accepted during the run (the callers' own, when direct). */
+  /**
+   * Connections the upstream accepted during the run: the proxy's (the callers' own, when direct),
+   * and any the bench's readings of the fake opened.
+   */
   upstreamConnections: number;
 }
 

@@ -65,12 +65,14 @@ export function machineComparison(loads: readonly LoadRow[]): string | undefined
     direct === undefined
       ? undefined
       : direct.result.requestsPerSecond / ISSUE_MACHINE.directRequestsPerSecond,
-  ].filter((speed): speed is number => speed !== undefined);
-  const speed = speeds.reduce((sum, value) => sum + value, 0) / speeds.length;
+  ].filter((speed): speed is number => speed !== undefined && Number.isFinite(speed));
+  const speed =
+    speeds.length === 0 ? undefined : speeds.reduce((sum, value) => sum + value, 0) / speeds.length;
   return (
     `This machine beside the one the issue's targets were set on, at 0 ms: ${parts.join('; ')}. ` +
-    `It runs these references at ${figure(speed, 2)} times that machine's speed (the mean of the ` +
-    'three); the targets in µs, ms and req/s were set there.'
+    `It runs these references at ${figure(speed, 2)} times that machine's speed (` +
+    `${speeds.length === 1 ? 'one ratio' : `the mean of ${speeds.length} ratios`}); the targets in ` +
+    'µs, ms and req/s were set there.'
   );
 }
 

@@ -103,7 +103,14 @@ describe("the proxy bench's machine beside the issue's", () => {
     assert.match(line, /nginx 46 µs per request \(the issue's 23\) and 11000 req\/s \(22000\)/);
     assert.match(line, /the fake upstream direct 14050 req\/s \(28100\)/);
     // (23/46 + 11000/22000 + 14050/28100) / 3
-    assert.match(line, / 0\.50 times that machine's speed/);
+    assert.match(line, / 0\.50 times that machine's speed \(the mean of 3 ratios\)/);
+  });
+
+  it('takes the mean of the ratios it has when only the direct row ran', () => {
+    const line = machineComparison([load(SETUP.direct, 0, 14_050, 90)]);
+    assert.ok(line !== undefined);
+    assert.doesNotMatch(line, /nginx/);
+    assert.match(line, / 0\.50 times that machine's speed \(one ratio\)/);
   });
 
   it('says nothing when neither reference ran', () => {
