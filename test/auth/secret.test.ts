@@ -6,15 +6,15 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { loadOrCreateSecret } from '../../src/auth/secret.js';
 
-describe('the generated secret', () => {
-  let root: string;
-  beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'imagegate-secret-'));
-  });
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
-  });
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'imagegate-secret-'));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
 
+describe('the generated secret', () => {
   it('is made on first use, 0600, in a folder it creates, and read back the same afterwards', async () => {
     const dataDir = path.join(root, 'a', 'b');
     const secret = await loadOrCreateSecret(undefined, dataDir);
@@ -65,14 +65,9 @@ describe('the generated secret', () => {
 });
 
 describe('the generated secret where the folder allows no hard links', () => {
-  let root: string;
-  beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'imagegate-secret-'));
-  });
-  afterEach(async () => {
+  afterEach(() => {
     mock.restoreAll();
     syncBuiltinESMExports();
-    await rm(root, { recursive: true, force: true });
   });
 
   function linkFailsWith(code: string): void {

@@ -93,6 +93,22 @@ describe('shutting down on a signal', () => {
   });
   after(() => upstream.close());
 
+  /**
+   * A generation request that the upstream holds for UPSTREAM_DELAY_MS, once it has arrived there;
+   * its outcome is wrapped, so that awaiting this does not wait for the answer too.
+   */
+  async function heldAtTheUpstream(
+    url: string,
+    home: GatewayHome,
+    requestId: string,
+  ): Promise<{ answer: Promise<Outcome> }> {
+    const submitted = upstream.submissions().length;
+    upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
+    const answer = generate(url, home, requestId);
+    await upstreamReceived(upstream, submitted + 1);
+    return { answer };
+  }
+
   async function nodeGateway(t: TestContext, env: Record<string, string>) {
     const home = await prepareGatewayHome(t, upstream);
     const gateway: GatewayProcess = await startGatewayProcess({ ...home.env, ...env });
@@ -111,10 +127,7 @@ describe('shutting down on a signal', () => {
     assert.equal(children.length, 1, `npm runs the gateway as its one child:\n${npm.output()}`);
     const nodePid = children[0] as number;
 
-    const submitted = upstream.submissions().length;
-    upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
-    const answer = generate(npm.url, home, 'in-flight');
-    await upstreamReceived(upstream, submitted + 1);
+    const { answer } = await heldAtTheUpstream(npm.url, home, 'in-flight');
     const signalled = Date.now();
     npm.child.kill('SIGTERM');
 
@@ -202,10 +215,7 @@ describe('shutting down on a signal', () => {
     const silent = await quiet('');
     const halfHead = await quiet(`POST ${GENERATION_URL} HTTP/1.1\r\nHost: gateway\r\n`);
     const late = await quiet('');
-    const submitted = upstream.submissions().length;
-    upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
-    const answer = generate(gateway.url, home, 'in-flight');
-    await upstreamReceived(upstream, submitted + 1);
+    const { answer } = await heldAtTheUpstream(gateway.url, home, 'in-flight');
 
     const signalled = Date.now();
     gateway.child.kill('SIGTERM');
@@ -247,10 +257,7 @@ describe('shutting down on a signal', () => {
 
   it('SIGINT drains like SIGTERM', async (t) => {
     const { home, gateway } = await nodeGateway(t, {});
-    const submitted = upstream.submissions().length;
-    upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
-    const answer = generate(gateway.url, home, 'interrupted');
-    await upstreamReceived(upstream, submitted + 1);
+    const { answer } = await heldAtTheUpstream(gateway.url, home, 'interrupted');
     const signalled = Date.now();
     gateway.child.kill('SIGINT');
 
