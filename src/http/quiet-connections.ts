@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
  * A head already on its way when the drain starts is still read, and answered with the drain's
  * 503 `Overloaded` and `Retry-After`, rather than cut: this long after the drain begins.
  */
-export const QUIET_CONNECTION_GRACE_MS = 500;
+const QUIET_CONNECTION_GRACE_MS = 500;
 
 /**
  * Closes, shortly after the gateway starts to close, every connection that has not yet sent a
