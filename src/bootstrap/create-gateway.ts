@@ -126,7 +126,11 @@ export async function createGateway(
     tasks,
     metrics,
     listen: async () => {
-      const address = await server.listen({ host: config.host, port: config.port });
+      const address = await server.listen({
+        host: config.host,
+        port: config.port,
+        backlog: config.listenBacklog,
+      });
       if (config.port === 0 && publicBaseUrl.endsWith(':0')) {
         publicBaseUrl = `${publicBaseUrl.slice(0, -2)}:${new URL(address).port}`;
       }

@@ -29,6 +29,7 @@ export interface Config {
   maxInFlightRequests: number;
   maxInFlightBodyBytes: number;
   maxConnections: number;
+  listenBacklog: number;
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
   maxImageFetches: number;

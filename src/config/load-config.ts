@@ -60,6 +60,7 @@ export function loadConfig(env: Environment = process.env): Config {
     maxInFlightRequests: read(SETTINGS.maxInFlightRequests),
     maxInFlightBodyBytes: read(SETTINGS.maxInFlightBodyBytes),
     maxConnections: read(SETTINGS.maxConnections),
+    listenBacklog: read(SETTINGS.listenBacklog),
     requestTimeoutMs: read(SETTINGS.requestTimeoutMs),
     shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs),
     maxImageFetches: read(SETTINGS.maxImageFetches),

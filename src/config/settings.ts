@@ -118,6 +118,14 @@ export const SETTINGS = {
     description:
       'Open client connections; further ones are refused by the server. Keep it under the file descriptor limit (ulimit -n).',
   }),
+  listenBacklog: setting({
+    env: 'IMAGEGATE_LISTEN_BACKLOG',
+    file: 'listen_backlog',
+    parse: integerSetting(1, 65_535),
+    default: 4096,
+    description:
+      "New connections the kernel completes and holds until the process accepts them (capped by the kernel's net.core.somaxconn); past it a connection's SYN is dropped and its client tries again a second later.",
+  }),
   requestTimeoutMs: setting({
     env: 'IMAGEGATE_REQUEST_TIMEOUT_MS',
     file: 'request_timeout_ms',

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
+import { prepareGatewayHome } from '../helpers/gateway-home.js';
+import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';
+
+/** More than Node's own default backlog (511), which dropped SYNs of such a crowd. */
+const CROWD = 700;
+/** Long enough for every handshake of the crowd on loopback; far less than a SYN's retry (1 s). */
+const CONNECT_WINDOW_MS = 800;
+const HEALTH_REQUEST = 'GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n';
+
+interface Caller {
+  socket: Socket;
+  connected: boolean;
+  answer: Promise<string>;
+}
+
+/** Opens a connection that sends a health check as soon as it connects and collects the answer. */
+function call(url: URL): Caller {
+  const socket = connect({ host: url.hostname, port: Number(url.port) });
+  const caller: Caller = { socket, connected: false, answer: Promise.resolve('') };
+  caller.answer = new Promise((resolve) => {
+    let answer = '';
+    socket.on('connect', () => {
+      caller.connected = true;
+      socket.write(HEALTH_REQUEST);
+    });
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+    });
+    socket.on('error', () => resolve(answer));
+    socket.on('close', () => resolve(answer));
+  });
+  return caller;
+}
+
+/**
+ * A stopped process accepts nothing, so the kernel's queue of completed connections (the listen
+ * backlog) is all that a burst can land in: the callers that connect while the gateway is stopped
+ * are exactly those the queue holds.
+ */
+async function burstAtStoppedGateway(t: TestContext, gateway: GatewayProcess, callers: number) {
+  const url = new URL(gateway.url);
+  gateway.child.kill('SIGSTOP');
+  let stopped = true;
+  const resume = () => {
+    if (stopped) gateway.child.kill('SIGCONT');
+    stopped = false;
+  };
+  t.after(resume);
+  const crowd = Array.from({ length: callers }, () => call(url));
+  t.after(() => crowd.forEach((caller) => caller.socket.destroy()));
+  await sleep(CONNECT_WINDOW_MS);
+  const connectedWhileStopped = crowd.filter((caller) => caller.connected).length;
+  return { crowd, connectedWhileStopped, resume };
+}
+
+describe('the listen backlog', () => {
+  let upstream: FakeDashScope;
+  before(async () => {
+    upstream = await startFakeDashScope();
+  });
+  after(() => upstream.close());
+
+  async function gatewayWith(t: TestContext, env: Record<string, string>) {
+    const home = await prepareGatewayHome(t, upstream);
+    const gateway = await startGatewayProcess({ ...home.env, ...env });
+    t.after(async () => {
+      gateway.child.kill('SIGKILL');
+      await gateway.exited;
+    });
+    return gateway;
+  }
+
+  it('holds a burst of 700 new connections while the event loop is stalled, and answers each', async (t) => {
+    const gateway = await gatewayWith(t, {});
+    const { crowd, connectedWhileStopped, resume } = await burstAtStoppedGateway(t, gateway, CROWD);
+    // The kernel holds at most net.core.somaxconn + 1 (4,097 on this project's machines).
+    const somaxconn = Number(await readFile('/proc/sys/net/core/somaxconn', 'utf8'));
+    assert.equal(
+      connectedWhileStopped,
+      Math.min(CROWD, somaxconn + 1),
+      'every caller connected while the gateway was stopped',
+    );
+
+    resume();
+    const answers = await Promise.all(crowd.map((caller) => caller.answer));
+    const healthy = answers.filter((answer) => answer.startsWith('HTTP/1.1 200')).length;
+    assert.equal(
+      healthy,
+      CROWD,
+      `answers that were not 200: ${answers.find((a) => !a.startsWith('HTTP/1.1 200'))}`,
+    );
+  });
+
+  it('asks the kernel for IMAGEGATE_LISTEN_BACKLOG: past it, a SYN waits for its retry', async (t) => {
+    const gateway = await gatewayWith(t, { IMAGEGATE_LISTEN_BACKLOG: '16' });
+    const { connectedWhileStopped } = await burstAtStoppedGateway(t, gateway, 100);
+    // The kernel holds backlog + 1 completed connections; a few more may count as connected on
+    // the caller's side while their last ACK waits, but nowhere near the hundred.
+    assert.ok(connectedWhileStopped >= 16, `${connectedWhileStopped} connected`);
+    assert.ok(
+      connectedWhileStopped < 40,
+      `${connectedWhileStopped} connected past a backlog of 16`,
+    );
+  });
+});
