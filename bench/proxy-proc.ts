@@ -57,6 +57,35 @@ export function cpuMsOfCommand(command: string): number {
   return total;
 }
 
+/**
+ * Connections the kernel turned away since boot because a listening socket's queue of accepted
+ * connections was full (TcpExt ListenOverflows, machine-wide): each is a SYN its client sends again
+ * a second later, a second that wrk does not count, as its clock starts once connected. Undefined
+ * where /proc/net/netstat does not say.
+ */
+export function listenOverflows(): number | undefined {
+  let netstat: string;
+  try {
+    netstat = readFileSync('/proc/net/netstat', 'utf8');
+  } catch {
+    return undefined;
+  }
+  return listenOverflowsIn(netstat);
+}
+
+/** ListenOverflows from the text of /proc/net/netstat: a line of names, then one of values. */
+export function listenOverflowsIn(netstat: string): number | undefined {
+  const lines = netstat.split('\n');
+  for (let index = 0; index + 1 < lines.length; index++) {
+    const names = (lines[index] as string).split(' ');
+    const values = (lines[index + 1] as string).split(' ');
+    if (names[0] !== 'TcpExt:' || values[0] !== 'TcpExt:') continue;
+    const column = names.indexOf('ListenOverflows');
+    return column < 0 ? undefined : Number(values[column]);
+  }
+  return undefined;
+}
+
 /** Resident set size now (VmRSS). */
 export function rssBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

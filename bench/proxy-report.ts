@@ -57,6 +57,11 @@ export interface CrowdResult {
    * and any the bench's readings of the fake opened.
    */
   upstreamConnections: number;
+  /**
+   * SYNs the kernel dropped during the run because the listening queue in front of the callers
+   * was full (machine-wide); undefined where the kernel does not say.
+   */
+  synsDropped: number | undefined;
 }
 
 /** The largest legal request, straight to the upstream and through the gateway. */
@@ -202,6 +207,7 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       'held KiB/caller',
       'peak KiB/caller',
       'upstream connections opened',
+      'SYNs dropped',
       'load avg',
     ],
     crowd.map((row) => [
@@ -215,6 +221,7 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       perCaller(row.heldRssBytes, row),
       perCaller(row.peakRssBytes, row),
       String(row.upstreamConnections),
+      row.synsDropped === undefined ? '-' : String(row.synsDropped),
       figure(row.loadAverage, 1),
     ]),
   );

@@ -27,6 +27,7 @@ import { openSharedBackend, QUOTA_TOKEN_LIMITS } from './proxy-postgres-redis.js
 import {
   cpuMs,
   cpuMsOfCommand,
+  listenOverflows,
   loadAverageText,
   mainThreadCpuMs,
   peakRssBytes,
@@ -398,8 +399,10 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
     for (const run of ['cold', 'warm'] as const) {
       const loadAverage = loadavg()[0] as number;
       const before = await fake.counts();
+      const overflowsBefore = listenOverflows();
       const watch = watchCrowd(target.cpuPid, fake, run === 'cold', before.answered);
       const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
+      const overflowsAfter = listenOverflows();
       const { heldRssBytes, peakRssBytes } = await watch.stop();
       const upstreamConnections = (await fake.counts()).connections - before.connections;
       // wrk leaves the callers of its last wave waiting; the next run starts once they are done.
@@ -416,6 +419,10 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
         heldRssBytes,
         peakRssBytes,
         upstreamConnections,
+        synsDropped:
+          overflowsBefore === undefined || overflowsAfter === undefined
+            ? undefined
+            : overflowsAfter - overflowsBefore,
       });
     }
     return results;
