@@ -171,7 +171,13 @@ export default async function bench(): Promise<BenchRow[]> {
         loadAfter: loadAverageText(),
         started,
         tools: toolsLine(wrk, nginx),
-        settings: settingsLine(shared !== undefined),
+        settings: settingsLine(
+          !comparing
+            ? 'PostgreSQL + Redis rows: not run (--only)'
+            : shared === undefined
+              ? 'PostgreSQL + Redis rows skipped: not reachable'
+              : undefined,
+        ),
         loads,
         alone,
         crowd,
@@ -647,7 +653,8 @@ function toolsLine(wrk: string | undefined, nginx: RunningNginx | undefined): st
   ].join('; ');
 }
 
-function settingsLine(sharedMeasured: boolean): string {
+/** `sharedNote`: why the PostgreSQL + Redis rows are missing, when they are. */
+function settingsLine(sharedNote: string | undefined): string {
   return [
     'gateway: node dist/main.js with IMAGEGATE_LOG_LEVEL=warn unless the row says info; SQLite and',
     '  disk storage in a fresh data directory; one dashscope channel; a token without limits',
@@ -658,6 +665,6 @@ function settingsLine(sharedMeasured: boolean): string {
     'CPU: utime + stime from /proc/<pid>/stat over the measured run, divided by the requests answered;',
     '  for the PostgreSQL + Redis rows, also that of every postgres and redis-server process',
     "SQLite log: the size of the gateway's imagegate.db-wal once the measured run is over",
-    ...(sharedMeasured ? [] : ['PostgreSQL + Redis row skipped: not reachable']),
+    ...(sharedNote === undefined ? [] : [sharedNote]),
   ].join('\n');
 }
