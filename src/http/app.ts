@@ -130,7 +130,6 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.server.maxConnections = load.maxConnections;
-  closeQuietConnectionsOnClose(app);
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
   app.removeContentTypeParser('text/plain');
 
@@ -151,6 +150,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         : { requests: gauges.inFlightRequests, bodyBytes: gauges.inFlightBodyBytes },
     ),
   );
+  closeQuietConnectionsOnClose(app);
   refuseEncodedBodies(app);
   reportFinishedRequests(app, reportFinished);
   app.setErrorHandler(handleError);

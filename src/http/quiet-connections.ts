@@ -14,14 +14,23 @@ const QUIET_CONNECTION_GRACE_MS = 500;
  * kept-alive ones only) and stops the check that would time its headers out, so one quiet
  * connection (a browser's speculative one, a client pool's spare) held the drain until its
  * deadline. A request in flight is never cut: its connection left this set when its head arrived.
+ *
+ * Before the listener closes, the gateway accepts the connections the kernel already holds for it
+ * (up to the listen backlog on a busy node): closing the listener would reset them, and their
+ * callers could not tell whether their requests had been read. Once accepted they are quiet
+ * connections like any other, and a head that arrives in the grace is answered with the drain's
+ * 503. Registered after the load shedder, whose own hook marks the gateway as closing first.
  */
 export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
   const quiet = new QuietConnections(app.server);
-  app.addHook('preClose', (done) => {
+  app.addHook('preClose', async () => {
     quiet.closeAfter(QUIET_CONNECTION_GRACE_MS);
-    done();
+    await quiet.acceptQueued(QUIET_CONNECTION_GRACE_MS);
   });
 }
+
+/** One turn of the event loop: its poll phase (which accepts connections) comes before. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The gateway serves plain HTTP (TLS ends in front of it): the socket a request arrives on is the
@@ -29,15 +38,17 @@ export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
  */
 class QuietConnections {
   private readonly sockets = new Set<Socket>();
-  private closing = false;
+  private graceOver = false;
+  private accepted = 0;
 
   constructor(server: Server) {
     server.on('connection', (socket: Socket) => {
-      // Accepted in the moment between the hook and the listener's close: nothing will be served.
-      if (this.closing) {
+      // Accepted after the grace, in the moment before the listener closes: nothing will be read.
+      if (this.graceOver) {
         socket.destroy();
         return;
       }
+      this.accepted++;
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
@@ -46,9 +57,23 @@ class QuietConnections {
     });
   }
 
+  /**
+   * Resolves once a whole turn of the event loop has accepted no connection (Node takes one from
+   * the kernel's queue per turn), or after `limitMs` when callers keep arriving.
+   */
+  async acceptQueued(limitMs: number): Promise<void> {
+    const started = performance.now();
+    let seen: number;
+    do {
+      seen = this.accepted;
+      await nextTurn();
+      await nextTurn();
+    } while (this.accepted !== seen && performance.now() - started < limitMs);
+  }
+
   closeAfter(graceMs: number): void {
-    this.closing = true;
     setTimeout(() => {
+      this.graceOver = true;
       for (const socket of this.sockets) socket.destroy();
       this.sockets.clear();
     }, graceMs).unref();

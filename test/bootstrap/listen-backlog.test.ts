@@ -4,13 +4,16 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
-import { prepareGatewayHome } from '../helpers/gateway-home.js';
+import { type GatewayHome, prepareGatewayHome } from '../helpers/gateway-home.js';
+import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';
 
 /** More than Node's own default backlog (511), which dropped SYNs of such a crowd. */
 const CROWD = 700;
 /** Long enough for every handshake of the crowd on loopback; far less than a SYN's retry (1 s). */
 const CONNECT_WINDOW_MS = 800;
+/** Connections the kernel holds for a stopped gateway when its drain starts. */
+const QUEUED_AT_SIGTERM = 50;
 const HEALTH_REQUEST = 'GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n';
 
 interface Caller {
@@ -19,15 +22,25 @@ interface Caller {
   answer: Promise<string>;
 }
 
-/** Opens a connection that sends a health check as soon as it connects and collects the answer. */
-function call(url: URL): Caller {
+/** A generation request as raw bytes, so that its caller's answer can be read whole. */
+function generationRequest(home: GatewayHome): string {
+  const body = JSON.stringify(modelABody());
+  return (
+    `POST ${GENERATION_URL} HTTP/1.1\r\nHost: gateway\r\nAuthorization: ${home.authorization}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `Connection: close\r\n\r\n${body}`
+  );
+}
+
+/** Opens a connection that sends `request` as soon as it connects and collects the answer. */
+function call(url: URL, request: string): Caller {
   const socket = connect({ host: url.hostname, port: Number(url.port) });
   const caller: Caller = { socket, connected: false, answer: Promise.resolve('') };
   caller.answer = new Promise((resolve) => {
     let answer = '';
     socket.on('connect', () => {
       caller.connected = true;
-      socket.write(HEALTH_REQUEST);
+      socket.write(request);
     });
     socket.on('data', (chunk: Buffer) => {
       answer += chunk.toString('latin1');
@@ -43,7 +56,12 @@ function call(url: URL): Caller {
  * backlog) is all that a burst can land in: the callers that connect while the gateway is stopped
  * are exactly those the queue holds.
  */
-async function burstAtStoppedGateway(t: TestContext, gateway: GatewayProcess, callers: number) {
+async function burstAtStoppedGateway(
+  t: TestContext,
+  gateway: GatewayProcess,
+  callers: number,
+  request = HEALTH_REQUEST,
+) {
   const url = new URL(gateway.url);
   gateway.child.kill('SIGSTOP');
   let stopped = true;
@@ -52,7 +70,7 @@ async function burstAtStoppedGateway(t: TestContext, gateway: GatewayProcess, ca
     stopped = false;
   };
   t.after(resume);
-  const crowd = Array.from({ length: callers }, () => call(url));
+  const crowd = Array.from({ length: callers }, () => call(url, request));
   t.after(() => crowd.forEach((caller) => caller.socket.destroy()));
   await sleep(CONNECT_WINDOW_MS);
   const connectedWhileStopped = crowd.filter((caller) => caller.connected).length;
@@ -73,11 +91,11 @@ describe('the listen backlog', () => {
       gateway.child.kill('SIGKILL');
       await gateway.exited;
     });
-    return gateway;
+    return { home, gateway };
   }
 
   it('holds a burst of 700 new connections while the event loop is stalled, and answers each', async (t) => {
-    const gateway = await gatewayWith(t, {});
+    const { gateway } = await gatewayWith(t, {});
     const { crowd, connectedWhileStopped, resume } = await burstAtStoppedGateway(t, gateway, CROWD);
     // The kernel holds at most net.core.somaxconn + 1 (4,097 on this project's machines).
     const somaxconn = Number(await readFile('/proc/sys/net/core/somaxconn', 'utf8'));
@@ -98,7 +116,7 @@ describe('the listen backlog', () => {
   });
 
   it('asks the kernel for IMAGEGATE_LISTEN_BACKLOG: past it, a SYN waits for its retry', async (t) => {
-    const gateway = await gatewayWith(t, { IMAGEGATE_LISTEN_BACKLOG: '16' });
+    const { gateway } = await gatewayWith(t, { IMAGEGATE_LISTEN_BACKLOG: '16' });
     const { connectedWhileStopped } = await burstAtStoppedGateway(t, gateway, 100);
     // The kernel holds backlog + 1 completed connections; a few more may count as connected on
     // the caller's side while their last ACK waits, but nowhere near the hundred.
@@ -107,5 +125,35 @@ describe('the listen backlog', () => {
       connectedWhileStopped < 40,
       `${connectedWhileStopped} connected past a backlog of 16`,
     );
+  });
+
+  it('answers the connections still queued when SIGTERM arrives, instead of resetting them', async (t) => {
+    const { home, gateway } = await gatewayWith(t, {});
+    const { crowd, connectedWhileStopped } = await burstAtStoppedGateway(
+      t,
+      gateway,
+      QUEUED_AT_SIGTERM,
+      generationRequest(home),
+    );
+    assert.equal(connectedWhileStopped, QUEUED_AT_SIGTERM);
+
+    // Both signals wait while the process is stopped; it meets the drain and its queue together.
+    gateway.child.kill('SIGTERM');
+    gateway.child.kill('SIGCONT');
+    const answers = await Promise.all(crowd.map((caller) => caller.answer));
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+
+    const statuses = answers.map((answer) => /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 'none');
+    assert.deepEqual(
+      statuses.filter((status) => status !== '200' && status !== '503'),
+      [],
+      'every queued caller is answered: served before the drain began, or refused by it',
+    );
+    for (const answer of answers.filter((answer) => answer.startsWith('HTTP/1.1 503'))) {
+      assert.match(answer, /retry-after: 1/i);
+      assert.match(answer, /"code":"Overloaded"/);
+    }
+    const served = statuses.filter((status) => status === '200').length;
+    assert.equal((await home.ledgerRows()).length, served, 'a row for every request served');
   });
 });
