@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) {
-      // A second signal: stop waiting for requests in flight.
+      // A second signal: stop taking in queued connections and waiting for requests in flight.
+      app.server.close();
       app.server.closeAllConnections();
       return;
     }

@@ -16,16 +16,20 @@ const QUIET_CONNECTION_GRACE_MS = 500;
  * deadline. A request in flight is never cut: its connection left this set when its head arrived.
  *
  * Before the listener closes, the gateway accepts the connections the kernel already holds for it
- * (up to the listen backlog on a busy node): closing the listener would reset them, and their
- * callers could not tell whether their requests had been read. Once accepted they are quiet
- * connections like any other, and a head that arrives in the grace is answered with the drain's
- * 503. Registered after the load shedder, whose own hook marks the gateway as closing first.
+ * (up to the listen backlog on a busy node), for at most the same grace: closing the listener
+ * would reset them, and their callers could not tell whether their requests had been read. Once
+ * accepted they are quiet connections like any other, and a head that arrives in the grace is
+ * answered with the drain's 503. Registered after the load shedder, whose own hook marks the
+ * gateway as closing first.
  */
 export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
   const quiet = new QuietConnections(app.server);
   app.addHook('preClose', async () => {
-    quiet.closeAfter(QUIET_CONNECTION_GRACE_MS);
+    // Node's own close would do this only after the wait below.
+    app.server.closeIdleConnections();
     await quiet.acceptQueued(QUIET_CONNECTION_GRACE_MS);
+    // From the last connection taken in, so that its request, already sent, is read.
+    quiet.closeAfter(QUIET_CONNECTION_GRACE_MS);
   });
 }
 

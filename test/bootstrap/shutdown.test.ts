@@ -255,6 +255,27 @@ describe('shutting down on a signal', () => {
     );
   });
 
+  it('a second signal stops the drain: the request in flight is cut and bills nothing, and the process exits 0', async (t) => {
+    const { home, gateway } = await nodeGateway(t, {});
+    const { answer } = await heldAtTheUpstream(gateway.url, home, 'cut');
+    const signalled = Date.now();
+    gateway.child.kill('SIGTERM');
+    await sleep(100);
+    gateway.child.kill('SIGTERM');
+
+    const outcome = await answer;
+    assert.ok('closed' in outcome, `the caller's connection is closed: ${JSON.stringify(outcome)}`);
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+    const exitMs = Date.now() - signalled;
+    assert.ok(exitMs < UPSTREAM_DELAY_MS, `exited ${exitMs} ms after the first signal`);
+    const rows = await home.ledgerRows();
+    assert.deepEqual(
+      rows.map((row) => [row.requestId, row.status, row.errorCode, row.imagesBilled]),
+      [['cut', 499, 'CallerGone', 0]],
+      'its row says the caller is gone and bills nothing',
+    );
+  });
+
   it('SIGINT drains like SIGTERM', async (t) => {
     const { home, gateway } = await nodeGateway(t, {});
     const { answer } = await heldAtTheUpstream(gateway.url, home, 'interrupted');
