@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { listenOverflows, listenOverflowsIn } from '../../bench/proxy-proc.js';
 
@@ -21,7 +22,9 @@ describe('the listen overflows the proxy bench reads', () => {
     assert.equal(listenOverflowsIn(''), undefined);
   });
 
-  it("reads this machine's counter", () => {
-    assert.equal(Number.isInteger(listenOverflows()), true);
+  it("reads this machine's counter, where the kernel keeps one", () => {
+    const overflows = listenOverflows();
+    if (existsSync('/proc/net/netstat')) assert.equal(Number.isInteger(overflows), true);
+    else assert.equal(overflows, undefined);
   });
 });

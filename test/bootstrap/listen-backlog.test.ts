@@ -97,13 +97,12 @@ describe('the listen backlog', () => {
   it('holds a burst of 700 new connections while the event loop is stalled, and answers each', async (t) => {
     const { gateway } = await gatewayWith(t, {});
     const { crowd, connectedWhileStopped, resume } = await burstAtStoppedGateway(t, gateway, CROWD);
-    // The kernel holds at most net.core.somaxconn + 1 (4,097 on this project's machines).
+    // The kernel holds at most net.core.somaxconn + 1 (4,097 on this project's machines); below
+    // the crowd, a few more callers may count as connected while their last ACK waits.
     const somaxconn = Number(await readFile('/proc/sys/net/core/somaxconn', 'utf8'));
-    assert.equal(
-      connectedWhileStopped,
-      Math.min(CROWD, somaxconn + 1),
-      'every caller connected while the gateway was stopped',
-    );
+    if (somaxconn + 1 >= CROWD)
+      assert.equal(connectedWhileStopped, CROWD, 'every caller connected while stopped');
+    else assert.ok(connectedWhileStopped > somaxconn, `${connectedWhileStopped} connected`);
 
     resume();
     const answers = await Promise.all(crowd.map((caller) => caller.answer));
