@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 
 /**
  * A head already on its way when the drain starts is still read, and answered with the drain's
- * 503 `Overloaded` and `Retry-After`, rather than cut: this long after the drain begins.
+ * 503 `Overloaded` and `Retry-After`, rather than cut: this long after the last connection
+ * queued for the gateway is taken in. Taking them in lasts this long at most, too.
  */
 const QUIET_CONNECTION_GRACE_MS = 500;
 
