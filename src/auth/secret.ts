@@ -49,10 +49,10 @@ async function createSecret(file: string): Promise<void> {
     await unlink(draft).catch(() => undefined);
     throw error;
   }
-  let inPlace: boolean;
+  let secretIsThere: boolean;
   try {
     await link(draft, file);
-    inPlace = true;
+    secretIsThere = true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (code !== 'EEXIST' && !NO_HARD_LINKS.has(code)) {
@@ -60,10 +60,10 @@ async function createSecret(file: string): Promise<void> {
       throw error;
     }
     // EEXIST: another process linked its secret first, and that one is everybody's.
-    inPlace = code === 'EEXIST';
+    secretIsThere = code === 'EEXIST';
   }
   await unlink(draft);
-  if (inPlace) return;
+  if (secretIsThere) return;
   try {
     await writeFlushed(file, secret);
   } catch (error) {
