@@ -29,6 +29,10 @@ export interface FakeUpstream {
   setImageBytes(bytes: number): Promise<void>;
   /** What the fake has seen since it started. */
   counts(): Promise<UpstreamCounts>;
+  /** Starts noting when each of the next `count` generation calls arrives. */
+  noteArrivals(count: number): Promise<void>;
+  /** How long after the first of the calls noted each arrived, in ms, in order of arrival. */
+  arrivals(): Promise<number[]>;
 }
 
 export async function startFakeUpstream(children: Children): Promise<FakeUpstream> {
@@ -54,6 +58,14 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
         throw new Error(`fake upstream: image not set (${response.status})`);
     },
     counts: async () => (await (await fetch(`${url}/__counts`)).json()) as UpstreamCounts,
+    noteArrivals: async (count) => {
+      const response = await fetch(`${url}/__arrivals?keep=${count}`, { method: 'POST' });
+      if (response.status !== 204)
+        throw new Error(`fake upstream: arrivals not noted (${response.status})`);
+    },
+    arrivals: async () =>
+      ((await (await fetch(`${url}/__arrivals`)).json()) as { afterFirstMs: number[] })
+        .afterFirstMs,
     lastBody: async () =>
       (await (await fetch(`${url}/__last`)).json()) as { bytes: number; receivedAt: number },
   };

@@ -4,9 +4,12 @@
 // serves that PNG for re-hosting, a small one unless `POST /__image?bytes=N` asked for one of about
 // N bytes (0: the small one again); `GET /__last` tells when the last POST body had arrived whole
 // and how large it was; `GET /__counts` how many calls wait out the delay now, how many were
-// answered so far and how many connections it has accepted. It prints `{"port":N}` once it listens.
+// answered so far and how many connections it has accepted. `POST /__arrivals?keep=N` starts
+// noting when each of the next N generation calls arrives, and `GET /__arrivals` tells how long
+// after the first of them each came. It prints `{"port":N}` once it listens.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { greyPng, largestGreyPng } from './proxy-png.js';
 
 const IMAGE_SIDE = 64;
@@ -19,8 +22,14 @@ let answered = 0;
 let waiting = 0;
 let connections = 0;
 let lastBody = { bytes: 0, receivedAt: 0 };
+/** When the generation calls noted since the last `POST /__arrivals` arrived, at most `keep`. */
+let arrivals: number[] = [];
+let arrivalsToKeep = 0;
 
 const server = createServer((request, response) => {
+  const control = request.url?.startsWith('/__') === true;
+  if (request.method === 'POST' && !control && arrivals.length < arrivalsToKeep)
+    arrivals.push(performance.now());
   if (request.method === 'GET' && request.url === '/image.png') {
     response.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length });
     response.end(png);
@@ -34,6 +43,11 @@ const server = createServer((request, response) => {
     sendJson(response, 200, { waiting, answered, connections });
     return;
   }
+  if (request.method === 'GET' && request.url === '/__arrivals') {
+    const first = arrivals[0] ?? 0;
+    sendJson(response, 200, { afterFirstMs: arrivals.map((at) => at - first) });
+    return;
+  }
   if (request.method !== 'POST') {
     sendJson(response, 404, { code: 'NotFound', message: `no route ${request.url ?? ''}` });
     return;
@@ -41,6 +55,12 @@ const server = createServer((request, response) => {
   void drain(request).then((bytes) => {
     if (request.url?.startsWith('/__delay') === true) {
       delayMs = Number(new URL(request.url, 'http://fake').searchParams.get('ms') ?? 0);
+      response.writeHead(204).end();
+      return;
+    }
+    if (request.url?.startsWith('/__arrivals') === true) {
+      arrivals = [];
+      arrivalsToKeep = Number(new URL(request.url, 'http://fake').searchParams.get('keep') ?? 0);
       response.writeHead(204).end();
       return;
     }

@@ -1,3 +1,4 @@
+import type { ArrivalSpread } from './proxy-arrivals.js';
 import type { BenchRow } from './bench-row.js';
 import { figure, markdownTable } from './proxy-table.js';
 import type { LoadResult } from './proxy-wrk.js';
@@ -57,6 +58,8 @@ export interface CrowdResult {
    * and any the bench's readings of the fake opened.
    */
   upstreamConnections: number;
+  /** How the run's first thousand calls reached the upstream; undefined if some never did. */
+  firstWave: ArrivalSpread | undefined;
   /**
    * SYNs the kernel dropped during the run because the listening queue in front of the callers
    * was full (machine-wide); undefined where the kernel does not say.
@@ -207,6 +210,7 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       'held KiB/caller',
       'peak KiB/caller',
       'upstream connections opened',
+      'first wave at the upstream within p50 / p99 ms',
       'SYNs dropped',
       'load avg',
     ],
@@ -221,6 +225,9 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       perCaller(row.heldRssBytes, row),
       perCaller(row.peakRssBytes, row),
       String(row.upstreamConnections),
+      row.firstWave === undefined
+        ? '-'
+        : `${figure(row.firstWave.p50Ms, 0)} / ${figure(row.firstWave.p99Ms, 0)}`,
       row.synsDropped === undefined ? '-' : String(row.synsDropped),
       figure(row.loadAverage, 1),
     ]),

@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SYNC_PATH } from '../src/channels/dashscope/dashscope-protocol.js';
 import { MODEL_A } from '../src/domain/models.js';
 import type { BenchRow } from './bench-row.js';
+import { arrivalSpread } from './proxy-arrivals.js';
 import { Children } from './proxy-children.js';
 import { post, sequentialLatency } from './proxy-client.js';
 import { type FakeUpstream, startBareNodeProxy, startFakeUpstream } from './proxy-fake-control.js';
@@ -406,11 +407,13 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
       const loadAverage = loadavg()[0] as number;
       const before = await fake.counts();
       const overflowsBefore = listenOverflows();
+      await fake.noteArrivals(CROWD_CALLERS);
       const watch = watchCrowd(target.cpuPid, fake, run === 'cold', before.answered);
       const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
       const overflowsAfter = listenOverflows();
       const { heldRssBytes, peakRssBytes } = await watch.stop();
       const upstreamConnections = (await fake.counts()).connections - before.connections;
+      const firstWave = arrivalSpread(await fake.arrivals(), CROWD_CALLERS);
       // wrk leaves the callers of its last wave waiting; the next run starts once they are done.
       await untilNoneWaiting(fake);
       results.push({
@@ -425,6 +428,7 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
         heldRssBytes,
         peakRssBytes,
         upstreamConnections,
+        firstWave,
         synsDropped:
           overflowsBefore === undefined || overflowsAfter === undefined
             ? undefined

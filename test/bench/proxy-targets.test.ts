@@ -83,6 +83,7 @@ describe('the proxy bench targets summary', () => {
       heldRssBytes: heldBytes === undefined ? undefined : 100_000_000 + heldBytes,
       peakRssBytes: 200_000_000,
       upstreamConnections: 0,
+      firstWave: undefined,
       synsDropped: 0,
     });
     const under = targetsTable(report([], { crowd: [crowdRun('cold', 29_000_000)] }), 16);
