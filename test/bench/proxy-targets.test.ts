@@ -70,27 +70,81 @@ describe('the proxy bench targets summary', () => {
     assert.equal(verdict(table, '6. the largest'), 'not measured');
   });
 
+  const crowdRun = (
+    run: 'cold' | 'warm',
+    heldBytes: number | undefined,
+    latency = { p50Ms: 2010, p99Ms: 2090 },
+    setup: string = SETUP.passThrough,
+  ) => ({
+    setup,
+    run,
+    callers: 1000,
+    upstreamDelayMs: 2000,
+    seconds: 6,
+    loadAverage: 1,
+    result: { requests: 3000, requestsPerSecond: 500, ...latency, errors: 0 },
+    idleRssBytes: 100_000_000,
+    heldRssBytes: heldBytes === undefined ? undefined : 100_000_000 + heldBytes,
+    peakRssBytes: 200_000_000,
+    upstreamConnections: 0,
+    firstWave: undefined,
+    synsDropped: 0,
+  });
+
   it('takes the crowd held memory per caller from the cold run, against 30 KB', () => {
-    const crowdRun = (run: 'cold' | 'warm', heldBytes: number | undefined) => ({
-      setup: SETUP.passThrough,
-      run,
-      callers: 1000,
-      upstreamDelayMs: 2000,
-      seconds: 6,
-      loadAverage: 1,
-      result: { requests: 3000, requestsPerSecond: 500, p50Ms: 2010, p99Ms: 2090, errors: 0 },
-      idleRssBytes: 100_000_000,
-      heldRssBytes: heldBytes === undefined ? undefined : 100_000_000 + heldBytes,
-      peakRssBytes: 200_000_000,
-      upstreamConnections: 0,
-      firstWave: undefined,
-      synsDropped: 0,
-    });
     const under = targetsTable(report([], { crowd: [crowdRun('cold', 29_000_000)] }), 16);
     const over = targetsTable(report([], { crowd: [crowdRun('cold', 31_000_000)] }), 16);
     const prefix = `4. 1,000 callers, 2 s upstream, ${SETUP.passThrough}, cold`;
     assert.equal(verdict(under, prefix), 'yes');
     assert.equal(verdict(over, prefix), 'no');
+  });
+
+  it('says when a target missed is missed by the bare Node.js proxy too', () => {
+    const slow = { p50Ms: 2040, p99Ms: 2170 };
+    const prefix = `4. 1,000 callers, 2 s upstream, ${SETUP.passThrough}, warm`;
+    const bareMisses = targetsTable(
+      report([], {
+        crowd: [
+          crowdRun('warm', undefined, slow),
+          crowdRun('warm', undefined, slow, SETUP.bareNode),
+        ],
+      }),
+      16,
+    );
+    assert.equal(verdict(bareMisses, prefix), 'no (nor the bare Node.js proxy)');
+    const bareMeets = targetsTable(
+      report([], {
+        crowd: [
+          crowdRun('warm', undefined, slow),
+          crowdRun('warm', undefined, undefined, SETUP.bareNode),
+        ],
+      }),
+      16,
+    );
+    assert.equal(verdict(bareMeets, prefix), 'no');
+    // The cold run's memory counts for the bare proxy as for the gateway.
+    const coldPrefix = `4. 1,000 callers, 2 s upstream, ${SETUP.passThrough}, cold`;
+    const bareHoldsTooMuch = targetsTable(
+      report([], {
+        crowd: [
+          crowdRun('cold', 29_000_000, slow),
+          crowdRun('cold', 31_000_000, undefined, SETUP.bareNode),
+        ],
+      }),
+      16,
+    );
+    assert.equal(verdict(bareHoldsTooMuch, coldPrefix), 'no (nor the bare Node.js proxy)');
+
+    const cpu = targetsTable(
+      report([load(SETUP.bareNode, 0, 5000, 161), load(SETUP.passThrough, 0, 3000, 330)]),
+      16,
+    );
+    assert.equal(verdict(cpu, '1. pass-through CPU'), 'no (nor the bare Node.js proxy)');
+    const cpuFloorUnder = targetsTable(
+      report([load(SETUP.bareNode, 0, 5000, 83), load(SETUP.passThrough, 0, 3000, 165)]),
+      16,
+    );
+    assert.equal(verdict(cpuFloorUnder, '1. pass-through CPU'), 'no');
   });
 });
 
