@@ -386,11 +386,13 @@ async function crowdRuns(
  * connect anew either time). wrk ends a run by leaving a thousand callers mid-call; the gateway
  * drops their upstream calls and so closes those connections, and its undici pool opens new ones
  * at once, before the warm run starts: the connections the upstream accepts in each run tell.
- * Reported: the latency the callers see, and the memory of the process answering them (the
- * gateway, nginx's worker, the bare proxy; the fake itself when direct) over its RSS before the
- * cold run, read two ways. Held (cold run only): the most seen while nearly every caller waited at
- * the upstream and none had been answered yet, what requests in flight keep. Peak: over the whole
- * run, which adds the garbage of the waves answered so far until a collection takes it.
+ * Reported: the latency the callers see, how long the run's first thousand calls took to reach
+ * the upstream (the setup's time to take in that many callers at once), and the memory of the
+ * process answering them (the gateway, nginx's worker, the bare proxy; the fake itself when
+ * direct) over its RSS before the cold run, read two ways. Held (cold run only): the most seen
+ * while nearly every caller waited at the upstream and none had been answered yet, what requests
+ * in flight keep. Peak: over the whole run, which adds the garbage of the waves answered so far
+ * until a collection takes it.
  */
 async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<CrowdResult[]> {
   process.stderr.write(
