@@ -7,7 +7,7 @@ import type { LedgerWriter } from '../ledger/ledger-writer.js';
 import { authenticateRequests } from './authentication-hook.js';
 import { answerCallerGone, type ErrorShape, gatewayErrorOf, sendError } from './error-reply.js';
 import { gateRequests } from './gate-hook.js';
-import { honourIdempotencyKeys } from './idempotency-hooks.js';
+import { honourIdempotencyKeys, notReplayed } from './idempotency-hooks.js';
 import { recordUsage } from './ledger-hooks.js';
 import { recordWorkspaces } from './workspace-hook.js';
 
@@ -48,6 +48,7 @@ export function registerAccountedScope(
       }
       const known = gatewayErrorOf(error, request);
       request.account?.failed(known);
+      notReplayed(reply);
       return sendError(reply, known, options.errorShape);
     });
     registerRoutes(scope);

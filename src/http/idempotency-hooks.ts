@@ -15,10 +15,16 @@ export interface IdempotentReplay {
   requestId: string;
 }
 
+/** Says that an answer is a billed request's result given again. */
+const REPLAYED_HEADER = 'idempotent-replayed';
+
 declare module 'fastify' {
   interface FastifyRequest {
     idempotencyClaim: IdempotencyClaim | undefined;
-    /** Set when the request repeats a billed one: the route answers it without generating. */
+    /**
+     * Set when the request repeats a billed one: the route answers it without generating, and
+     * calls `answeringReplay` once the request is one it can answer so.
+     */
     idempotentReplay: IdempotentReplay | undefined;
   }
 }
@@ -49,6 +55,20 @@ export function honourIdempotencyKeys(scope: FastifyInstance, keys: IdempotencyK
       if (!answered) done();
     }, done);
   });
+}
+
+/**
+ * Marks the answer as a replay (`Idempotent-Replayed: true`). The route calls it once it answers
+ * with the first result, not before: a repeat of the key that the route refuses (the same body
+ * sent to the other front door, whose fields it does not take) is a refusal, not a replay.
+ */
+export function answeringReplay(reply: FastifyReply): void {
+  reply.header(REPLAYED_HEADER, 'true');
+}
+
+/** An error answer is not the first request's result, even where a replay was under way. */
+export function notReplayed(reply: FastifyReply): void {
+  reply.removeHeader(REPLAYED_HEADER);
 }
 
 /**
@@ -93,14 +113,13 @@ async function claimOrReplay(
       result: JSON.parse(outcome.result) as GenerationResult,
       requestId: outcome.requestId,
     };
-    reply.header('idempotent-replayed', 'true');
     return false;
   }
   // A response stored whole by an earlier version of the gateway: replayed byte for byte.
   if (account !== undefined) account.replayed = true;
   const { response } = outcome;
   for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
-  reply.header('idempotent-replayed', 'true');
+  reply.header(REPLAYED_HEADER, 'true');
   reply.code(response.status).send(response.body);
   return true;
 }

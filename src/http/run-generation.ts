@@ -9,6 +9,7 @@ import type {
 import { principalOf } from './authentication-hook.js';
 import { accountOf } from './ledger-hooks.js';
 import { CancellationSource } from '../support/cancellation.js';
+import { answeringReplay } from './idempotency-hooks.js';
 import { whenClosed } from './when-closed.js';
 
 export interface RunOptions {
@@ -45,6 +46,7 @@ export async function runGeneration(
   const replay = request.idempotentReplay;
   if (replay !== undefined) {
     account.replayOf(generationRequest, maxImagesOf(generationRequest), replay.result);
+    answeringReplay(reply);
     return replay;
   }
   const abort = new CancellationSource();

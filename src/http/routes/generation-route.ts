@@ -51,7 +51,7 @@ export function registerGenerationRoute(
         const generationRequest = validateRequest(request.body, options.modelAliases);
         if (tasks !== undefined && wantsTask(request.headers)) {
           if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
-          return submitTask(tasks, request, generationRequest);
+          return submitTask(tasks, request, reply, generationRequest);
         }
         const stream = wantsEventStream(request.headers, generationRequest)
           ? new EventStreamReply(reply, accountOf(request), options.keepAliveMs)

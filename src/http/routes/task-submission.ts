@@ -1,9 +1,10 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DASHSCOPE_TASK_FRONT_DOOR } from '../../domain/front-door.js';
 import { type GenerationRequest, maxImagesOf } from '../../domain/generation-request.js';
 import { invalidParameter } from '../../errors/gateway-error.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import { principalOf } from '../authentication-hook.js';
+import { answeringReplay } from '../idempotency-hooks.js';
 import { accountOf } from '../ledger-hooks.js';
 import { resolvesUploads } from '../upload-headers.js';
 
@@ -21,6 +22,7 @@ export interface TaskReceipt {
 export async function submitTask(
   tasks: TaskService,
   request: FastifyRequest,
+  reply: FastifyReply,
   generationRequest: GenerationRequest,
 ): Promise<TaskReceipt> {
   const account = accountOf(request);
@@ -32,6 +34,7 @@ export async function submitTask(
       throw invalidParameter('Idempotency-Key', 'was used for a synchronous request');
     account.describe(generationRequest, maxImagesOf(generationRequest));
     account.replayed = true;
+    answeringReplay(reply);
     return receipt(taskId, request.id);
   }
   const taskId = await tasks.submit({
