@@ -32,7 +32,8 @@ export const OPTION_RULES: Readonly<Record<string, { accepted: readonly unknown[
       accepted: ['auto', 'standard'],
       why: 'each model has one quality (gen-2.7-image-pro: thinking_mode trades time for detail)',
     },
-    style: { accepted: [], why: 'these models take the style from the prompt' },
+    // DALL-E 3's option, which LangChain's DallEAPIWrapper always sends (`vivid` unless told).
+    style: { accepted: ['vivid', 'natural'], why: 'these models take the style from the prompt' },
     background: { accepted: ['auto', 'opaque'], why: 'the images are opaque PNGs' },
     output_format: { accepted: ['png'], why: 'the images are PNGs' },
     output_compression: {

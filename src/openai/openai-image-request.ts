@@ -23,7 +23,18 @@ const UPLOAD_PLACEHOLDER = 'data:image/png;base64,AAAA';
 const WIDTH_X_HEIGHT = /^([1-9][0-9]{0,8})x([1-9][0-9]{0,8})$/;
 const PRESETS: ReadonlySet<string> = new Set(['1K', '2K', '4K']);
 
-type Route = 'generations' | 'edits';
+export type ImageRoute = 'generations' | 'edits';
+
+/**
+ * How each route answers when `response_format` is absent. Generations: URLs, DALL-E's default.
+ * Edits: base64, the only answer of OpenAI's current image models (the GPT image models, which
+ * do not take `response_format`), so clients written for them, such as the AI SDK's
+ * `@ai-sdk/openai`, never ask for it and read only `b64_json`.
+ */
+export const DEFAULT_RESPONSE_FORMAT: Readonly<Record<ImageRoute, ResponseFormat>> = {
+  generations: 'url',
+  edits: 'b64_json',
+};
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -42,7 +53,7 @@ function sizeParameter(size: unknown): unknown {
   );
 }
 
-function checkFieldNames(body: Record<string, unknown>, route: Route): void {
+function checkFieldNames(body: Record<string, unknown>, route: ImageRoute): void {
   for (const name of Object.keys(body)) {
     if (COMMON_FIELDS.has(name)) continue;
     if (name === 'mask' && route === 'edits') throw fieldError('mask', MASK_REFUSAL);
@@ -72,9 +83,9 @@ function checkOptions(body: Record<string, unknown>): void {
   }
 }
 
-function readResponseFormat(value: unknown): ResponseFormat {
-  if (value === undefined || value === 'url') return 'url';
-  if (value === 'b64_json') return 'b64_json';
+function readResponseFormat(value: unknown, route: ImageRoute): ResponseFormat {
+  if (value === undefined) return DEFAULT_RESPONSE_FORMAT[route];
+  if (value === 'url' || value === 'b64_json') return value;
   throw fieldError('response_format', 'must be "url" or "b64_json"');
 }
 
@@ -85,7 +96,7 @@ function readResponseFormat(value: unknown): ResponseFormat {
  */
 export function readOpenAiImageRequest(
   body: unknown,
-  route: Route,
+  route: ImageRoute,
   aliases: ModelAliases,
   uploads: readonly UploadedImage[] = [],
 ): OpenAiImageRequest {
@@ -98,7 +109,7 @@ export function readOpenAiImageRequest(
   if (body.user !== undefined && typeof body.user !== 'string')
     throw fieldError('user', 'must be a string');
   checkOptions(body);
-  const responseFormat = readResponseFormat(body.response_format);
+  const responseFormat = readResponseFormat(body.response_format, route);
   const parameters: Record<string, unknown> = { n: body.n, size: sizeParameter(body.size) };
   for (const name of EXTRA_FIELDS) parameters[name] = body[name];
   for (const name of Object.keys(parameters))

@@ -2,6 +2,7 @@ import { OPENAI_ROOT } from '../domain/api-paths.js';
 import type { ModelAliases } from '../domain/model-aliases.js';
 import { MODEL_IDS } from '../domain/models.js';
 import { EXTRA_FIELDS, OPTION_RULES } from '../openai/openai-fields.js';
+import { DEFAULT_RESPONSE_FORMAT, type ImageRoute } from '../openai/openai-image-request.js';
 
 const OpenAiError = {
   type: 'object',
@@ -20,13 +21,17 @@ const OpenAiError = {
   },
 };
 
-/** The request fields of both image routes; `model` takes the ids and the configured aliases. */
-const imageFields = (aliases: ModelAliases) => ({
+/** The request fields of an image route; `model` takes the ids and the configured aliases. */
+const imageFields = (aliases: ModelAliases, route: ImageRoute) => ({
   model: { type: 'string', enum: [...MODEL_IDS, ...aliases.keys()] },
   prompt: { type: 'string' },
   n: { type: 'integer', minimum: 1 },
   size: { type: 'string', description: 'auto, WIDTHxHEIGHT, or 1K/2K/4K (gen-2.7-image-pro).' },
-  response_format: { type: 'string', enum: ['url', 'b64_json'] },
+  response_format: {
+    type: 'string',
+    enum: ['url', 'b64_json'],
+    default: DEFAULT_RESPONSE_FORMAT[route],
+  },
   user: { type: 'string' },
   ...Object.fromEntries(
     Object.entries(OPTION_RULES).map(([name, rule]) => [
@@ -91,7 +96,7 @@ export function openAiPaths(routePrefix: string, aliases: ModelAliases): Record<
               schema: {
                 type: 'object',
                 required: ['model', 'prompt'],
-                properties: imageFields(aliases),
+                properties: imageFields(aliases, 'generations'),
               },
             },
           },
@@ -111,7 +116,7 @@ export function openAiPaths(routePrefix: string, aliases: ModelAliases): Record<
                 type: 'object',
                 required: ['model', 'prompt', 'image'],
                 properties: {
-                  ...imageFields(aliases),
+                  ...imageFields(aliases, 'edits'),
                   image: {
                     type: 'array',
                     items: { type: 'string', contentMediaType: 'application/octet-stream' },

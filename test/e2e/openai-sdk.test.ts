@@ -68,6 +68,19 @@ describe('the OpenAI Node SDK against the gateway', () => {
     }
   });
 
+  it("takes DALL-E 3's style and quality with the values that change nothing", async () => {
+    for (const style of ['vivid', 'natural'] as const) {
+      const answer = await client.images.generate({
+        model: MODEL_B,
+        prompt: 'a lighthouse',
+        size: '768x512',
+        style,
+        quality: 'standard',
+      });
+      assert.ok(answer.data?.[0]?.url !== undefined, 'generations still answer URLs by default');
+    }
+  });
+
   it('takes model A presets and auto as sizes', async () => {
     const preset = await client.images.generate({ model: MODEL_A, prompt: 'a fox', size: '1K' });
     assert.equal(preset.size, '1024x1024');
@@ -90,6 +103,12 @@ describe('the OpenAI Node SDK against the gateway', () => {
       ...{ bbox_list: JSON.stringify([[[0, 0, 100, 100]], []]), seed: 7, watermark: true },
     });
     assert.equal(several.data?.length, 1);
+    // Without response_format an edit answers base64, as OpenAI's GPT image models do.
+    assert.equal(several.data?.[0]?.url, undefined);
+    assert.equal(
+      (await sharp(Buffer.from(several.data?.[0]?.b64_json ?? '', 'base64')).metadata()).format,
+      'png',
+    );
     // A preset with inputs keeps the last input image's aspect ratio (docs/api.md §5.5).
     const [width, height] = (several.size ?? '').split('x').map(Number);
     assert.ok(width !== undefined && height !== undefined && height > width);
@@ -218,7 +237,7 @@ describe('the OpenAI Node SDK against the gateway', () => {
       [{ model: MODEL_A, n: 9 }, 'n', /^n: must be between 1 and 4 in normal mode/],
       [{ model: MODEL_B, thinking_mode: true }, 'thinking_mode', /is not a field of model/],
       [{ model: MODEL_A, quality: 'hd' }, 'quality', /^quality: must be "auto" or "standard"/],
-      [{ model: MODEL_A, style: 'vivid' }, 'style', /^style: is not supported/],
+      [{ model: MODEL_A, style: 'dramatic' }, 'style', /^style: must be "vivid" or "natural"/],
       [{ model: MODEL_A, background: 'transparent' }, 'background', /opaque/],
       [{ model: MODEL_A, output_format: 'webp' }, 'output_format', /PNG/],
       [{ model: MODEL_A, moderation: 'low' }, 'moderation', /moderation/],
