@@ -161,6 +161,8 @@ describe('the OpenAI routes share admission, idempotency and the ledger', () => 
           { name: 'prompt', value: 'autumn' },
           { name: 'n', value: '2' },
           { name: 'watermark', value: 'true' },
+          // URLs: this gateway's fake engine stores no image to answer as base64.
+          { name: 'response_format', value: 'url' },
         ]),
       });
     const first = await post(png);
