@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { DeferredLog } from '../support/log.js';
 import { type AdmissionServices, openAdmission } from './open-admission.js';
@@ -9,6 +10,7 @@ import { readinessOf } from '../health/readiness.js';
 import { createInputLoader } from '../inputs/create-input-loader.js';
 import { createResultStorage, type ResultStorage } from '../storage/create-result-storage.js';
 import { buildApp } from '../http/app.js';
+import { PublicOrigins } from '../http/public-origins.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { openServices, type Services } from './open-services.js';
 import { VERSION } from './version.js';
@@ -27,7 +29,10 @@ export interface Gateway {
   tasks: TaskServices;
   /** What GET /metrics shows; its gauges are there for the modules that move them. */
   metrics: GatewayMetrics;
-  /** Starts listening; returns the address. With port 0 the image URL base follows the real port. */
+  /**
+   * Starts listening; returns the address. With port 0 the image URL base follows the real port,
+   * and the hosts answers may name are the listening addresses' (PublicOrigins).
+   */
   listen(): Promise<string>;
   close(): Promise<void>;
 }
@@ -47,10 +52,16 @@ export async function createGateway(
       throw error;
     },
   );
-  let publicBaseUrl = config.publicBaseUrl;
+  const origins = new PublicOrigins({
+    publicBaseUrl: config.publicBaseUrlSet ? config.publicBaseUrl : undefined,
+    listeningBaseUrl: config.publicBaseUrl,
+    host: config.host,
+    hosts: config.publicHosts,
+  });
   const storage = createResultStorage({
     storage: config.storage,
-    publicBaseUrl: () => publicBaseUrl,
+    publicBaseUrl: () => origins.canonical(),
+    isOtherOrigin: (origin) => origins.isAllowedOrigin(origin),
     signingKey: services.keys.imageUrlSigning,
     uploadSigningKey: services.keys.uploadSigning,
     sweepIntervalMs: config.sweepIntervalMs,
@@ -99,10 +110,8 @@ export async function createGateway(
     }),
     version: VERSION,
     images: { blobs: storage.blobs, urls: storage.urls },
-    uploads: {
-      ...storage.uploads,
-      publicBaseUrl: config.publicBaseUrlSet ? config.publicBaseUrl : undefined,
-    },
+    uploads: storage.uploads,
+    origins,
     channels,
     ledger: admission.ledger,
     gate: admission.admission,
@@ -131,9 +140,9 @@ export async function createGateway(
         port: config.port,
         backlog: config.listenBacklog,
       });
-      if (config.port === 0 && publicBaseUrl.endsWith(':0')) {
-        publicBaseUrl = `${publicBaseUrl.slice(0, -2)}:${new URL(address).port}`;
-      }
+      origins.listening(
+        server.addresses().filter((entry): entry is AddressInfo => typeof entry !== 'string'),
+      );
       return address;
     },
     close: async () => {

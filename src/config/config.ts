@@ -50,6 +50,8 @@ export interface Config {
   publicBaseUrl: string;
   /** IMAGEGATE_PUBLIC_BASE_URL was given; otherwise publicBaseUrl is made of host and port. */
   publicBaseUrlSet: boolean;
+  /** IMAGEGATE_PUBLIC_HOSTS; undefined: the listening addresses at the port, loopback at any. */
+  publicHosts: readonly string[] | undefined;
   storage:
     | { kind: 'disk'; dataDir: string }
     | {

@@ -89,6 +89,7 @@ export function loadConfig(env: Environment = process.env): Config {
       read(SETTINGS.publicBaseUrl) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),
     publicBaseUrlSet: read(SETTINGS.publicBaseUrl) !== undefined,
+    publicHosts: read(SETTINGS.publicHosts),
     storage: readStorage(read, dataDir, problems),
     sweepIntervalMs: read(SETTINGS.sweepIntervalMs),
     allowPrivateImageUrls: read(SETTINGS.allowPrivateImageUrls),

@@ -8,6 +8,7 @@ import {
   urlSetting,
 } from './setting-types.js';
 import { corsOriginsSetting } from './cors-origins-setting.js';
+import { publicHostsSetting } from './public-hosts-setting.js';
 import { priceTableSetting } from './price-setting.js';
 import { modelAliasesSetting } from './model-aliases-setting.js';
 import { DEFAULT_MODEL_ALIASES } from '../domain/model-aliases.js';
@@ -263,7 +264,15 @@ export const SETTINGS = {
     parse: urlSetting(['http:', 'https:']),
     default: undefined,
     description:
-      "Base of the image URLs handed to callers. Unset: http://<host>:<port>, and upload certificates' upload_host follows the request's Host.",
+      "Base of the image URLs and upload certificates' upload_host handed to callers. Unset: http://<the request's Host> when that Host is one of public_hosts, http://<host>:<port> otherwise.",
+  }),
+  publicHosts: setting({
+    env: 'IMAGEGATE_PUBLIC_HOSTS',
+    file: 'public_hosts',
+    parse: publicHostsSetting(),
+    default: undefined,
+    description:
+      'Without a public base URL: the Host values (host or host:port) whose requests get URLs naming that host. Unset: the addresses the server listens on at its port, and localhost, 127.0.0.1 and [::1] at any port.',
   }),
   storage: setting({
     env: 'IMAGEGATE_STORAGE',

@@ -36,6 +36,7 @@ import {
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { type ImageRouteOptions, registerImageRoutes } from './routes/image-routes.js';
 import { registerMetricsRoute } from './routes/metrics-route.js';
+import { PublicOrigins } from './public-origins.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
 import { registerUploadRoutes, type UploadRouteOptions } from './routes/upload-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';
@@ -78,7 +79,9 @@ export interface AppDependencies {
   /** Which models each token may use, for GET /v1/models; absent: every model is listed. */
   modelAccess?: ModelAccess;
   /** Upload certificates and the upload route (docs/api.md §11); absent: no such routes. */
-  uploads?: Omit<UploadRouteOptions, 'routePrefix' | 'authenticator' | 'modelAliases'>;
+  uploads?: Omit<UploadRouteOptions, 'routePrefix' | 'authenticator' | 'modelAliases' | 'origins'>;
+  /** The origin each answer names in its image URLs and upload certificates; absent: as stored. */
+  origins?: PublicOrigins;
   /** The running channel set, shown at GET /admin/channels. */
   channels?: ChannelStatusSource;
   /** What every request adds to, and who may read it at GET /metrics; absent: no such route. */
@@ -90,6 +93,14 @@ export interface AppDependencies {
   /** Where the JSON log lines go; standard output when absent. */
   logStream?: { write(line: string): void };
 }
+
+/** Without the gateway's origins (tests of the bare HTTP layer), URLs are answered as stored. */
+const AS_STORED = new PublicOrigins({
+  publicBaseUrl: undefined,
+  listeningBaseUrl: '',
+  host: '',
+  hosts: [],
+});
 
 /** Without a blob store (tests of the bare HTTP layer) no image can be read back. */
 const NO_STORED_IMAGES: StoredImages = { open: async () => undefined };
@@ -157,6 +168,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   answerUnroutedRequests(app, deps.config.routePrefix);
 
   const modelAliases = deps.config.modelAliases ?? SETTINGS.modelAliases.default;
+  const origins = deps.origins ?? AS_STORED;
   const openApi = JSON.stringify(
     buildOpenApiDocument(deps.config.routePrefix, deps.version, modelAliases),
   );
@@ -175,7 +187,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerUploadRoutes(app, {
       policies: deps.uploads.policies,
       store: deps.uploads.store,
-      publicBaseUrl: deps.uploads.publicBaseUrl,
+      origins,
       routePrefix: deps.config.routePrefix,
       authenticator: deps.authenticator,
       modelAliases,
@@ -203,6 +215,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         modelAliases,
         tasks: deps.tasks,
         keepAliveMs: deps.eventStreamKeepAliveMs ?? KEEP_ALIVE_MS,
+        origins,
       });
     },
   );
@@ -228,6 +241,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
             : storedImages(deps.images.blobs, deps.images.urls),
         now,
         modelAliases,
+        origins,
       });
     },
   );
@@ -242,6 +256,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       routePrefix: deps.config.routePrefix,
       authenticator: deps.authenticator,
       tasks: deps.tasks,
+      origins,
     });
   registerGenerationMethodGuard(app, deps.config.routePrefix);
   return app;

@@ -17,6 +17,8 @@ export type StorageTarget =
 export interface ResultStorageOptions {
   storage: StorageTarget;
   publicBaseUrl: string | (() => string);
+  /** Other origins our image URLs may name (see ImageUrlSigner); none when absent. */
+  isOtherOrigin?: (origin: string) => boolean;
   /** `deriveKeys(secret).imageUrlSigning`. */
   signingKey: Uint8Array;
   /** `deriveKeys(secret).uploadSigning`. */
@@ -58,6 +60,7 @@ export function createResultStorage(options: ResultStorageOptions): ResultStorag
     signingKey: options.signingKey,
     publicBaseUrl: options.publicBaseUrl,
     now: options.now,
+    ...(options.isOtherOrigin === undefined ? {} : { isOtherOrigin: options.isOtherOrigin }),
   });
   const sweeper = new Sweeper(blobs, {
     intervalMs: options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,

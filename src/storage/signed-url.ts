@@ -29,6 +29,11 @@ export interface ImageUrlSignerOptions {
    * listens (port 0).
    */
   publicBaseUrl: string | (() => string);
+  /**
+   * Other origins whose URLs of this form are ours too: the hosts an answer may name instead of
+   * the base (the signature does not cover the host). None when absent.
+   */
+  isOtherOrigin?: (origin: string) => boolean;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
 }
@@ -40,6 +45,7 @@ export interface ImageUrlSignerOptions {
 export class ImageUrlSigner {
   private readonly signingKey: Uint8Array;
   private readonly publicBaseUrl: () => string;
+  private readonly isOtherOrigin: (origin: string) => boolean;
   private readonly now: () => number;
 
   constructor(options: ImageUrlSignerOptions) {
@@ -49,6 +55,7 @@ export class ImageUrlSigner {
     const base = options.publicBaseUrl;
     this.publicBaseUrl =
       typeof base === 'string' ? () => base.replace(/\/+$/, '') : () => base().replace(/\/+$/, '');
+    this.isOtherOrigin = options.isOtherOrigin ?? (() => false);
     this.now = options.now ?? Date.now;
   }
 
@@ -97,12 +104,14 @@ export class ImageUrlSigner {
   }
 
   /**
-   * Checks a whole URL if it is one of ours (it starts with `<base>/images/`); undefined when it
-   * is not, so the caller can treat it as any other URL.
+   * Checks a whole URL if it is one of ours (it starts with `<base>/images/`, or with that path
+   * under another of our origins); undefined when it is not, so the caller can treat it as any
+   * other URL.
    */
   checkUrl(url: string): ImageUrlCheck | undefined {
-    const prefix = `${this.publicBaseUrl()}/images/`;
-    if (!url.startsWith(prefix)) return undefined;
+    const base = this.baseOf(url);
+    if (base === undefined) return undefined;
+    const prefix = `${base}/images/`;
     const parsed = new URL(url);
     const file = parsed.pathname.slice(parsed.pathname.lastIndexOf('/') + 1);
     if (`${parsed.origin}${parsed.pathname}` !== `${prefix}${file}`)
@@ -112,6 +121,19 @@ export class ImageUrlSigner {
       parsed.searchParams.get('expires') ?? undefined,
       parsed.searchParams.get('signature') ?? undefined,
     );
+  }
+
+  /** The base or other origin of ours that `url` names its image under, if any. */
+  private baseOf(url: string): string | undefined {
+    const base = this.publicBaseUrl();
+    if (url.startsWith(`${base}/images/`)) return base;
+    let origin: string;
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      return undefined;
+    }
+    return url.startsWith(`${origin}/images/`) && this.isOtherOrigin(origin) ? origin : undefined;
   }
 
   private signatureOf(id: string, expires: string): string {

@@ -13,10 +13,15 @@ export interface TaskAnswer {
 
 /**
  * A task's status; once SUCCEEDED, the synchronous response's `output` (choices, and `finished`
- * for model A) and `usage`, built by the same code; once FAILED, the code and message a
- * synchronous call would have got.
+ * for model A) and `usage`, built by the same code, its image URLs passed through `presentUrl`
+ * when given (they name the origin of the request reading them); once FAILED, the code and
+ * message a synchronous call would have got.
  */
-export function taskAnswer(task: TaskRecord, requestId: string): TaskAnswer {
+export function taskAnswer(
+  task: TaskRecord,
+  requestId: string,
+  presentUrl?: (url: string) => string,
+): TaskAnswer {
   const output: TaskAnswer['output'] = {
     task_id: task.id,
     task_status: task.state,
@@ -25,7 +30,11 @@ export function taskAnswer(task: TaskRecord, requestId: string): TaskAnswer {
     ...(task.endedAt === undefined ? {} : { end_time: formatTaskTime(task.endedAt) }),
   };
   if (task.state === 'SUCCEEDED' && task.result !== undefined) {
-    const result = JSON.parse(task.result) as GenerationResult;
+    const stored = JSON.parse(task.result) as GenerationResult;
+    const result =
+      presentUrl === undefined
+        ? stored
+        : Object.assign({}, stored, { imageUrls: stored.imageUrls.map(presentUrl) });
     const shaped = shapeResponse(
       { model: isModelId(task.model) ? task.model : MODEL_B },
       result,

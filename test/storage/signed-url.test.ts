@@ -160,6 +160,28 @@ describe('ImageUrlSigner.checkUrl: is a whole URL one of ours', () => {
     const expired = signer.checkUrl(url);
     assert.equal(expired?.ok === false && expired.problem, 'expired');
   });
+
+  it('checks the same URL under another of our origins, and no origin it was not told of', () => {
+    const signer = new ImageUrlSigner({
+      signingKey: KEY,
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      isOtherOrigin: (origin) => origin === 'http://localhost:8080',
+      now: () => T0,
+    });
+    const url = signer.urlOf(issue(signer));
+    const other = url.replace('http://127.0.0.1:8080', 'http://localhost:8080');
+    assert.ok(signer.checkUrl(other)?.ok);
+    const tampered = signer.checkUrl(other.replace(/expires=[0-9]+/, 'expires=9999999999'));
+    assert.equal(tampered?.ok === false && tampered.problem, 'bad-signature');
+    for (const elsewhere of [
+      url.replace('http://127.0.0.1:8080', 'http://evil.example.com'),
+      url.replace('http://127.0.0.1:8080', 'http://localhost:8081'),
+      url.replace('http://127.0.0.1:8080', 'https://localhost:8080'),
+      url.replace('http://127.0.0.1:8080', 'http://localhost:8080/gw'),
+      'not a URL',
+    ])
+      assert.equal(signer.checkUrl(elsewhere), undefined, elsewhere);
+  });
 });
 
 describe('object keys by expiry hour', () => {

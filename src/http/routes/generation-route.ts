@@ -15,6 +15,7 @@ import { wantsTask } from '../async-header.js';
 import { EventStreamReply, wantsEventStream } from '../event-stream-reply.js';
 import { accountOf } from '../ledger-hooks.js';
 import { readJsonBodiesOnce } from '../json-body.js';
+import type { PublicOrigins } from '../public-origins.js';
 import { runGeneration } from '../run-generation.js';
 import { submitTask } from './task-submission.js';
 import { resolvesUploads } from '../upload-headers.js';
@@ -28,6 +29,8 @@ export interface GenerationRouteOptions {
   tasks?: TaskService | undefined;
   /** How long a started event stream may stay silent before a keep-alive comment. */
   keepAliveMs: number;
+  /** What the answers' image URLs name. */
+  origins: PublicOrigins;
 }
 
 const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
@@ -65,6 +68,7 @@ export function registerGenerationRoute(
             options.generation,
             generationRequest,
             {
+              origins: options.origins,
               resolveUploads: resolvesUploads(request.headers),
               // Each image is billed before it is handed here: never an unbilled one streamed.
               ...(incremental

@@ -25,6 +25,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import { authenticateRequests, principalOf } from '../authentication-hook.js';
 import { type ErrorShape, gatewayErrorOf, sendError } from '../error-reply.js';
 import { accountOf } from '../ledger-hooks.js';
+import type { PublicOrigins } from '../public-origins.js';
 import { runGeneration } from '../run-generation.js';
 import { whenClosed } from '../when-closed.js';
 
@@ -46,6 +47,8 @@ export interface OpenAiImageRouteOptions {
   storedImages: StoredImages;
   now: () => number;
   modelAliases: ModelAliases;
+  /** What the answers' image URLs name. */
+  origins: PublicOrigins;
 }
 
 /**
@@ -65,6 +68,7 @@ export function registerOpenAiImageRoutes(
     const storeImages = responseFormat === 'b64_json';
     let images: Readable[] | undefined;
     const { result } = await runGeneration(request, reply, options.generation, generationRequest, {
+      origins: options.origins,
       storeImages,
       // Read back before billing: an image the answer cannot carry is not paid for.
       ...(storeImages

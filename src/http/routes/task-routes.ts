@@ -9,12 +9,15 @@ import type { TaskListQuery, TaskService } from '../../tasks/task-service.js';
 import { taskAnswer, taskListEntry } from '../../tasks/task-view.js';
 import { CallerGone } from '../../errors/caller-gone.js';
 import { authenticateRequests, principalOf } from '../authentication-hook.js';
+import type { PublicOrigins } from '../public-origins.js';
 import { whenClosed } from '../when-closed.js';
 
 export interface TaskRoutesOptions {
   routePrefix: string;
   authenticator: Authenticator;
   tasks: TaskService;
+  /** What a finished task's image URLs name. */
+  origins: PublicOrigins;
 }
 
 const DEFAULT_PAGE_SIZE = 10;
@@ -42,7 +45,7 @@ export function registerTaskRoutes(app: FastifyInstance, options: TaskRoutesOpti
     for (const base of underPrefix(options.routePrefix, TASKS_PATH)) {
       scope.get<{ Params: { task_id: string } }>(`${base}/:task_id`, async (request) => {
         const task = await tasks.find(principalOf(request), request.params.task_id);
-        return taskAnswer(task, request.id);
+        return taskAnswer(task, request.id, options.origins.presenterFor(request.host));
       });
       scope.post<{ Params: { task_id: string } }>(`${base}/:task_id/cancel`, async (request) => {
         const task = await tasks.cancel(principalOf(request), request.params.task_id);

@@ -16,6 +16,7 @@ import {
 } from '../../storage/upload-policy.js';
 import type { UploadStore } from '../../storage/upload-store.js';
 import { principalOf } from '../authentication-hook.js';
+import type { PublicOrigins } from '../public-origins.js';
 import { maxFormBytes, readUploadForm } from '../upload-form.js';
 
 export interface UploadRouteOptions {
@@ -23,8 +24,8 @@ export interface UploadRouteOptions {
   authenticator: Authenticator;
   policies: UploadPolicySigner;
   store: UploadStore;
-  /** IMAGEGATE_PUBLIC_BASE_URL when set; otherwise `upload_host` follows the request's Host. */
-  publicBaseUrl: string | undefined;
+  /** What `upload_host` names: the public base URL, or the request's Host when allowed. */
+  origins: PublicOrigins;
   /** The SDK asks for a certificate with the model name it was given, an alias as often as not. */
   modelAliases: ModelAliases;
 }
@@ -78,10 +79,8 @@ function checkForm(fields: ReadonlyMap<string, string>, policies: UploadPolicySi
 export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteOptions): void {
   const { policies, store } = options;
 
-  const uploadHostOf = (request: FastifyRequest, path: string): string => {
-    const base = options.publicBaseUrl ?? `${request.protocol}://${request.host}`;
-    return `${base.replace(/\/+$/, '')}${path}`;
-  };
+  const uploadHostOf = (request: FastifyRequest, path: string): string =>
+    `${options.origins.originFor(request.host)}${path}`;
 
   void app.register(async (scope) => {
     // The form is read by the handler as a stream; other bodies are refused there, in our shape.
