@@ -1,6 +1,9 @@
 import { isModelId, type ModelId } from './models.js';
 
-/** What a token may do. Undefined means no limit. */
+/**
+ * What a token may do. Undefined means no limit, except for the bounds every token has (pending
+ * tasks, uploads), where it means the deployment's setting.
+ */
 export interface TokenLimits {
   /** Total images the token may ever produce. */
   imageQuota: number | undefined;
@@ -8,6 +11,12 @@ export interface TokenLimits {
   maxConcurrent: number | undefined;
   /** The models the token may use; undefined allows every model. */
   allowedModels: readonly ModelId[] | undefined;
+  /** PENDING tasks the token may have at once; undefined: IMAGEGATE_TASK_QUEUE_LIMIT_PER_TOKEN. */
+  maxPendingTasks: number | undefined;
+  /** MiB the token may upload per upload window; undefined: IMAGEGATE_UPLOAD_MB_PER_TOKEN. */
+  uploadMbPerWindow: number | undefined;
+  /** Files the token may upload per upload window; undefined: IMAGEGATE_UPLOAD_FILES_PER_TOKEN. */
+  uploadFilesPerWindow: number | undefined;
 }
 
 export const NO_LIMITS: TokenLimits = {
@@ -15,6 +24,9 @@ export const NO_LIMITS: TokenLimits = {
   requestsPerMinute: undefined,
   maxConcurrent: undefined,
   allowedModels: undefined,
+  maxPendingTasks: undefined,
+  uploadMbPerWindow: undefined,
+  uploadFilesPerWindow: undefined,
 };
 
 /** A change to a token's limits: undefined leaves a limit as it is, null removes it. */
@@ -23,6 +35,10 @@ export interface TokenLimitChanges {
   requestsPerMinute?: number | null;
   maxConcurrent?: number | null;
   allowedModels?: readonly ModelId[] | null;
+  /** null: back to the deployment's setting, as for the two below. */
+  maxPendingTasks?: number | null;
+  uploadMbPerWindow?: number | null;
+  uploadFilesPerWindow?: number | null;
   /** Milliseconds since the epoch; null: never expires. */
   expiresAt?: number | null;
 }

@@ -12,6 +12,22 @@ export interface TokenLimitColumns {
   max_concurrent: number | null;
   /** Comma-separated model ids; NULL allows every model. */
   allowed_models: string | null;
+  /** Added by migration 0010; NULL: the deployment's setting applies. */
+  max_pending_tasks: number | null;
+  upload_mb_per_window: number | null;
+  upload_files_per_window: number | null;
+}
+
+/**
+ * Upload bytes and files counted against a bound (migration 0010): a token's window
+ * (`token:<token id>:<window start>`) or a certificate (`certificate:<upload_dir>`). A row is
+ * deleted once `expires_at` has passed: its window or certificate can take no more uploads.
+ */
+export interface UploadUsageTable {
+  scope: string;
+  bytes: number;
+  files: number;
+  expires_at: number;
 }
 
 /** Images held against a token's quota by a running request, until settled, released or expired. */

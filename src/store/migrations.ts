@@ -7,6 +7,7 @@ import { incrementalBillingMigration } from './migration-0006-incremental-billin
 import { taskContextMigration } from './migration-0007-task-context.js';
 import { ledgerRequestIdIndexMigration } from './migration-0008-ledger-request-id-index.js';
 import { maintenanceIndexesMigration } from './migration-0009-maintenance-indexes.js';
+import { tokenBoundsMigration } from './migration-0010-token-bounds.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007_task_context': taskContextMigration,
   '0008_ledger_request_id_index': ledgerRequestIdIndexMigration,
   '0009_maintenance_indexes': maintenanceIndexesMigration,
+  '0010_token_bounds': tokenBoundsMigration,
 };
 
 const provider: MigrationProvider = {

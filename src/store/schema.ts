@@ -2,6 +2,7 @@ import type {
   IdempotencyKeysTable,
   QuotaReservationsTable,
   TokenLimitColumns,
+  UploadUsageTable,
   UsageLedgerTable,
 } from './admission-schema.js';
 import type { TasksTable } from './task-schema.js';
@@ -23,4 +24,5 @@ export interface DatabaseSchema {
   usage_ledger: UsageLedgerTable;
   idempotency_keys: IdempotencyKeysTable;
   tasks: TasksTable;
+  upload_usage: UploadUsageTable;
 }

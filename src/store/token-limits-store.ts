@@ -34,6 +34,11 @@ export class SqlTokenLimitsStore {
     if (changes.maxConcurrent !== undefined) set.max_concurrent = changes.maxConcurrent;
     if (changes.allowedModels !== undefined)
       set.allowed_models = encodeModels(changes.allowedModels);
+    if (changes.maxPendingTasks !== undefined) set.max_pending_tasks = changes.maxPendingTasks;
+    if (changes.uploadMbPerWindow !== undefined)
+      set.upload_mb_per_window = changes.uploadMbPerWindow;
+    if (changes.uploadFilesPerWindow !== undefined)
+      set.upload_files_per_window = changes.uploadFilesPerWindow;
     if (changes.expiresAt !== undefined) set.expires_at = changes.expiresAt;
     if (Object.keys(set).length === 0) return (await this.find(tokenId)) !== undefined;
     const result = await this.db
@@ -55,6 +60,9 @@ export class SqlTokenLimitsStore {
         'requests_per_minute',
         'max_concurrent',
         'allowed_models',
+        'max_pending_tasks',
+        'upload_mb_per_window',
+        'upload_files_per_window',
       ]);
   }
 }
@@ -67,6 +75,9 @@ function fromRow(row: {
   requests_per_minute: number | null;
   max_concurrent: number | null;
   allowed_models: string | null;
+  max_pending_tasks: number | null;
+  upload_mb_per_window: number | null;
+  upload_files_per_window: number | null;
 }): TokenLimitsRecord {
   return {
     tokenId: row.id,
@@ -76,5 +87,8 @@ function fromRow(row: {
     requestsPerMinute: row.requests_per_minute ?? undefined,
     maxConcurrent: row.max_concurrent ?? undefined,
     allowedModels: decodeModels(row.allowed_models),
+    maxPendingTasks: row.max_pending_tasks ?? undefined,
+    uploadMbPerWindow: row.upload_mb_per_window ?? undefined,
+    uploadFilesPerWindow: row.upload_files_per_window ?? undefined,
   };
 }

@@ -8,6 +8,7 @@ import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
 import type { RateLimiter } from '../../src/admission/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/admission/redis-rate-limiter.js';
 import { TokenAdmission } from '../../src/admission/token-admission.js';
+import { NO_LIMITS } from '../../src/domain/token-limits.js';
 import { validateRequest } from '../../src/validate/validate-request.js';
 import { redisTarget } from '../helpers/redis.js';
 import { modelABody } from '../helpers/requests.js';
@@ -269,12 +270,7 @@ describe('an unreachable rate limiter', () => {
     const warnings: string[] = [];
     const admission = new TokenAdmission({
       limits: {
-        find: async () => ({
-          imageQuota: undefined,
-          requestsPerMinute: 1,
-          maxConcurrent: 1,
-          allowedModels: undefined,
-        }),
+        find: async () => ({ ...NO_LIMITS, requestsPerMinute: 1, maxConcurrent: 1 }),
       },
       limiter,
       quota: acceptingQuota(),

@@ -5,7 +5,7 @@ import { NO_SLOT } from '../../src/admission/admission.js';
 import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
 import { TokenAdmission } from '../../src/admission/token-admission.js';
 import { TokenVerifier } from '../../src/auth/token-verifier.js';
-import type { TokenLimits } from '../../src/domain/token-limits.js';
+import { NO_LIMITS, type TokenLimits } from '../../src/domain/token-limits.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
 import type { TokenRecord } from '../../src/store/token-store.js';
 import { silentLog } from '../../src/support/log.js';
@@ -101,12 +101,7 @@ describe('a remembered caller is verified at once', () => {
 });
 
 describe('the rate gate lets a token without limits through at once', () => {
-  const unlimited: TokenLimits = {
-    imageQuota: undefined,
-    requestsPerMinute: undefined,
-    maxConcurrent: undefined,
-    allowedModels: undefined,
-  };
+  const unlimited: TokenLimits = NO_LIMITS;
 
   function admissionOver(limits: Map<string, TokenLimits>) {
     const now = () => 10_000;
