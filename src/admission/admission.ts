@@ -96,4 +96,6 @@ export interface TaskReservations {
   resume(request: AdmissionRequest, reservationId: string | undefined): Promise<AdmissionTicket>;
   /** Frees a reservation without billing. Never throws. */
   releaseReserved(principal: Principal, reservationId: string | undefined): Promise<void>;
+  /** The token's own bound on its PENDING tasks; undefined: the deployment's applies. */
+  pendingTasksAllowed(principal: Principal): Promise<number | undefined>;
 }

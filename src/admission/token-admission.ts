@@ -204,6 +204,11 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     await this.releaseReservation(principal, reservationId);
   }
 
+  async pendingTasksAllowed(principal: Principal): Promise<number | undefined> {
+    if (principal.tokenId === undefined) return undefined;
+    return (await this.options.limits.find(principal.tokenId))?.maxPendingTasks;
+  }
+
   /** Stops renewing: whatever is still held expires after the lease. */
   async close(): Promise<void> {
     await Promise.all([this.reservations.stop(), this.slots.stop()]);

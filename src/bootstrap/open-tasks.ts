@@ -41,6 +41,7 @@ export function openTasks(options: TaskOptions): TaskServices {
     store,
     admission,
     queueLimit: config.tasks.queueLimit,
+    queueLimitPerToken: config.tasks.queueLimitPerToken,
     submitted: () => runner.wake(),
     now,
   });

@@ -9,17 +9,24 @@ export const LIMIT_OPTIONS = {
   rpm: { type: 'string' },
   concurrency: { type: 'string' },
   models: { type: 'string' },
+  'pending-tasks': { type: 'string' },
 } as const;
 
 export const LIMIT_USAGE = `limits (on create and update; "unlimited" removes one on update):
   --image-quota N     total images the token may produce (default unlimited)
   --rpm N             requests per minute
   --concurrency N     requests running at once
-  --models A,B        models the token may use ("all" for every model)`;
+  --models A,B        models the token may use ("all" for every model)
+bounds every token has ("default" returns to the deployment's setting on update):
+  --pending-tasks N   asynchronous tasks waiting to run (IMAGEGATE_TASK_QUEUE_LIMIT_PER_TOKEN)`;
+
+/** The bounds every token has: a token without its own has the deployment's setting. */
+type BoundOption = 'pending-tasks';
 
 type LimitValues = Partial<Record<keyof typeof LIMIT_OPTIONS, string | boolean | undefined>>;
 
 const UNLIMITED = new Set(['unlimited', 'none']);
+const DEFAULT = 'default';
 
 /** Reads the limit options; `context` (e.g. "token update") prefixes every problem. */
 export function readLimitChanges(
@@ -38,7 +45,19 @@ export function readLimitChanges(
       return fail(`--${name} must be an integer of at least ${min}, or "unlimited", got "${raw}"`);
     return Number(raw);
   };
+  const bound = (name: BoundOption): number | null | undefined => {
+    const raw = values[name];
+    if (typeof raw !== 'string') return undefined;
+    if (raw === DEFAULT) return null;
+    if (!/^[0-9]{1,12}$/.test(raw) || Number(raw) < 1)
+      return fail(
+        `--${name} must be an integer of at least 1, or "${DEFAULT}" for the deployment's setting, got "${raw}"`,
+      );
+    return Number(raw);
+  };
   const changes: TokenLimitChanges = {};
+  const maxPendingTasks = bound('pending-tasks');
+  if (maxPendingTasks !== undefined) changes.maxPendingTasks = maxPendingTasks;
   const imageQuota = count('image-quota', 0);
   const requestsPerMinute = count('rpm', 1);
   const maxConcurrent = count('concurrency', 1);
@@ -111,5 +130,7 @@ export function describeLimits(limits: TokenLimits & QuotaStanding) {
     requestsPerMinute: limits.requestsPerMinute ?? null,
     maxConcurrent: limits.maxConcurrent ?? null,
     allowedModels: limits.allowedModels ?? null,
+    /** null: the deployment's setting. */
+    maxPendingTasks: limits.maxPendingTasks ?? null,
   };
 }

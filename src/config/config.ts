@@ -83,6 +83,8 @@ export interface Config {
   tasks: {
     concurrency: number;
     queueLimit: number;
+    /** PENDING tasks per token, unless the token has its own limit. */
+    queueLimitPerToken: number;
     pollMs: number;
     leaseMs: number;
   };

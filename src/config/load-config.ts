@@ -109,6 +109,7 @@ export function loadConfig(env: Environment = process.env): Config {
     tasks: {
       concurrency: read(SETTINGS.taskConcurrency),
       queueLimit: read(SETTINGS.taskQueueLimit),
+      queueLimitPerToken: read(SETTINGS.taskQueueLimitPerToken),
       pollMs: read(SETTINGS.taskPollMs),
       leaseMs: read(SETTINGS.taskLeaseMs),
     },

@@ -410,6 +410,14 @@ export const SETTINGS = {
     description:
       'PENDING tasks the whole deployment holds; past it a submission gets 503 Overloaded with Retry-After.',
   }),
+  taskQueueLimitPerToken: setting({
+    env: 'IMAGEGATE_TASK_QUEUE_LIMIT_PER_TOKEN',
+    file: 'task_queue_limit_per_token',
+    parse: integerSetting(1, 1_000_000),
+    default: 100,
+    description:
+      "PENDING tasks one token may hold (a token's own limit, `--pending-tasks`, overrides it); past it that token's submission gets 429 Throttling.RateQuota with Retry-After, and other tokens' are unaffected.",
+  }),
   taskPollMs: setting({
     env: 'IMAGEGATE_TASK_POLL_MS',
     file: 'task_poll_ms',

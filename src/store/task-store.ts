@@ -1,4 +1,10 @@
-import type { Kysely, Selectable, SelectQueryBuilder, Transaction } from 'kysely';
+import {
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+  type Transaction,
+} from 'kysely';
 import type {
   NewTask,
   TaskEnd,
@@ -28,6 +34,15 @@ export interface SubmissionClaim extends HeldClaim {
 export type TaskExpectation =
   { state: 'PENDING' } | { state: 'RUNNING'; runner: string; lapsedBy?: number | undefined };
 
+/** How many PENDING tasks may wait: in all, and of the owner of the task being stored. */
+export interface QueueBounds {
+  total: number;
+  perOwner: number;
+}
+
+/** What became of a submission: stored, or refused because a bound of the queue was reached. */
+export type QueuePlace = 'stored' | 'queue-full' | 'owner-full';
+
 /** A submission whose Idempotency-Key claim was taken over meanwhile: nothing was stored. */
 export class SubmissionClaimLost extends Error {
   constructor() {
@@ -41,9 +56,16 @@ export class SubmissionClaimLost extends Error {
  * task.
  */
 export interface TaskStore {
-  /** Stores a PENDING task; with a claim, publishes the task under its Idempotency-Key too. */
-  insert(task: NewTask, claim: SubmissionClaim | undefined): Promise<void>;
-  countPending(): Promise<number>;
+  /**
+   * Stores a PENDING task unless the queue, or its owner's part of it, already holds its bound;
+   * decided atomically against every other submission, on any node. With a claim, publishes the
+   * stored task under its Idempotency-Key too.
+   */
+  insert(
+    task: NewTask,
+    claim: SubmissionClaim | undefined,
+    bounds: QueueBounds,
+  ): Promise<QueuePlace>;
   find(id: string): Promise<TaskRecord | undefined>;
   /** Newest first. `signal`: the caller left; a read that has not begun is dropped. */
   list(
@@ -71,6 +93,8 @@ export interface TaskStore {
 }
 
 const IDS_PER_STATEMENT = 500;
+/** First key of the queue's advisory lock on PostgreSQL: "tq" in ASCII, a tag for this lock alone. */
+const TASK_QUEUE_LOCK = 0x7471;
 const FINISHED: readonly TaskState[] = ['SUCCEEDED', 'FAILED', 'CANCELED'];
 
 type TaskQuery = SelectQueryBuilder<DatabaseSchema, 'tasks', object>;
@@ -88,8 +112,36 @@ abstract class SqlTaskStore implements TaskStore {
 
   abstract claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
 
-  async insert(task: NewTask, claim: SubmissionClaim | undefined): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  /**
+   * Makes the transaction the only submission counting the queue until it ends, on every node;
+   * each database does it its own way.
+   */
+  protected abstract lockQueue(trx: Transaction<DatabaseSchema>): Promise<void>;
+
+  async insert(
+    task: NewTask,
+    claim: SubmissionClaim | undefined,
+    bounds: QueueBounds,
+  ): Promise<QueuePlace> {
+    return this.db.transaction().execute(async (trx) => {
+      await this.lockQueue(trx);
+      const waiting = await trx
+        .selectNoFrom((eb) => [
+          eb
+            .selectFrom('tasks')
+            .select(eb.fn.countAll().as('count'))
+            .where('state', '=', 'PENDING')
+            .as('total'),
+          eb
+            .selectFrom('tasks')
+            .select(eb.fn.countAll().as('count'))
+            .where('state', '=', 'PENDING')
+            .where('owner', '=', task.owner)
+            .as('owned'),
+        ])
+        .executeTakeFirstOrThrow();
+      if (Number(waiting.owned) >= bounds.perOwner) return 'owner-full';
+      if (Number(waiting.total) >= bounds.total) return 'queue-full';
       await trx
         .insertInto('tasks')
         .values({
@@ -112,16 +164,8 @@ abstract class SqlTaskStore implements TaskStore {
         .execute();
       if (claim !== undefined && !(await endClaim(trx, claim, claim)))
         throw new SubmissionClaimLost();
+      return 'stored';
     });
-  }
-
-  async countPending(): Promise<number> {
-    const row = await this.db
-      .selectFrom('tasks')
-      .select((eb) => eb.fn.countAll().as('count'))
-      .where('state', '=', 'PENDING')
-      .executeTakeFirst();
-    return Number(row?.count ?? 0);
   }
 
   async find(id: string): Promise<TaskRecord | undefined> {
@@ -253,6 +297,9 @@ abstract class SqlTaskStore implements TaskStore {
 
 /** SQLite: one conditional UPDATE is atomic, as the database has a single writer. */
 export class SqliteTaskStore extends SqlTaskStore {
+  /** Transactions begin immediate: holding the one write lock, this one is alone already. */
+  protected async lockQueue(): Promise<void> {}
+
   async claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined> {
     const row = await this.db
       .updateTable('tasks')
@@ -278,6 +325,18 @@ export class SqliteTaskStore extends SqlTaskStore {
  * once each take a different task instead of queueing on the same row.
  */
 export class PostgresTaskStore extends SqlTaskStore {
+  /**
+   * A transaction-scoped advisory lock, keyed by the tasks table's oid so that deployments in
+   * other schemas of the database do not share it. Under READ COMMITTED each statement sees what
+   * was committed before it began, and the lock is released only after its holder's commit, so
+   * the next holder's count includes every task stored before it.
+   */
+  protected async lockQueue(trx: Transaction<DatabaseSchema>): Promise<void> {
+    await sql`select pg_advisory_xact_lock(${sql.lit(TASK_QUEUE_LOCK)}, 'tasks'::regclass::oid::integer)`.execute(
+      trx,
+    );
+  }
+
   async claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const next = await trx

@@ -7,7 +7,7 @@ import type { TaskFilter, TaskRecord, TaskState } from '../domain/task.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestAccount } from '../ledger/request-account.js';
 import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
-import { SubmissionClaimLost, type TaskStore } from '../store/task-store.js';
+import { type QueuePlace, SubmissionClaimLost, type TaskStore } from '../store/task-store.js';
 import { IMAGE_URL_VALIDITY_SECONDS } from '../storage/signed-url.js';
 import { PerKeySlots } from '../support/per-key-slots.js';
 import { holdsControlCharacter } from '../support/stored-text.js';
@@ -16,7 +16,7 @@ import { mayRead, ownerOf, principalOfTask } from './task-owner.js';
 
 /** Tasks and their images expire together: 24 hours after the task ends. */
 export const TASK_RESULT_TTL_MS = IMAGE_URL_VALIDITY_SECONDS * 1000;
-/** How long a submission refused for a full queue is told to wait. */
+/** How long a submission refused for a full queue (or its token's full part of it) is told to wait. */
 const QUEUE_FULL_RETRY_AFTER_S = 5;
 /**
  * Task listings one caller may have under way at once on this node. A listing reads a page and a
@@ -55,6 +55,8 @@ export interface TaskServiceOptions {
   admission: TaskReservations;
   /** PENDING tasks the deployment holds at most. */
   queueLimit: number;
+  /** PENDING tasks one caller holds at most, unless its token has its own limit. */
+  queueLimitPerToken: number;
   /** Called after a submission is stored: the local runner claims it without waiting to poll. */
   submitted: () => void;
   now: () => number;
@@ -74,20 +76,16 @@ export class TaskService {
     const { request, principal, account } = submission;
     const maxImages = maxImagesOf(request);
     account.describe(request, maxImages);
-    const { store, admission } = this.options;
-    if ((await store.countPending()) >= this.options.queueLimit) {
-      throw new GatewayError(
-        'Overloaded',
-        `the task queue is full (${this.options.queueLimit} tasks waiting); retry later`,
-        { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) },
-      );
-    }
+    const { store, admission, queueLimit } = this.options;
+    const ownerBound =
+      (await admission.pendingTasksAllowed(principal)) ?? this.options.queueLimitPerToken;
     const reservationId = await admission.reserveFor({ principal, request, maxImages, account });
     const taskId = randomUUID();
     const claim = account.idempotency;
     const submittedAt = account.receivedAt;
+    let place: QueuePlace;
     try {
-      await store.insert(
+      place = await store.insert(
         {
           id: taskId,
           requestId: submission.requestId,
@@ -111,6 +109,7 @@ export class TaskService {
               requestId: submission.requestId,
               result: JSON.stringify({ task_id: taskId }),
             },
+        { total: queueLimit, perOwner: ownerBound },
       );
     } catch (error) {
       await admission.releaseReserved(principal, reservationId);
@@ -121,6 +120,10 @@ export class TaskService {
           { 'Retry-After': '1' },
         );
       throw error;
+    }
+    if (place !== 'stored') {
+      await admission.releaseReserved(principal, reservationId);
+      throw queueRefusal(place, place === 'queue-full' ? queueLimit : ownerBound);
     }
     // The task's row, with this request's id, is written when the task ends.
     account.recorded = true;
@@ -188,6 +191,21 @@ export class TaskService {
     if (total.status === 'rejected') throw total.reason;
     return { tasks: tasks.value, total: total.value };
   }
+}
+
+function queueRefusal(place: Exclude<QueuePlace, 'stored'>, bound: number): GatewayError {
+  const retryAfter = { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) };
+  return place === 'queue-full'
+    ? new GatewayError(
+        'Overloaded',
+        `the task queue is full (${bound} tasks waiting); retry later`,
+        retryAfter,
+      )
+    : new GatewayError(
+        'Throttling.RateQuota',
+        `this token has ${bound} tasks waiting, the most it may; retry once one of them has started`,
+        retryAfter,
+      );
 }
 
 function noSuchTask(taskId: string): GatewayError {

@@ -137,6 +137,8 @@ describe('imagegate usage and token limits on the command line', () => {
       '2',
       '--models',
       MODEL_A,
+      '--pending-tasks',
+      '20',
     );
     assert.equal(created.code, 0, created.stderr);
     assert.match(created.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/, 'only the token on stdout');
@@ -167,6 +169,7 @@ describe('imagegate usage and token limits on the command line', () => {
       requestsPerMinute: null,
       maxConcurrent: 2,
       allowedModels: null,
+      maxPendingTasks: 20,
     });
     assert.ok(Math.abs(Date.parse(shown.expires) - Date.now() - 7 * DAY) < 60_000);
 
@@ -180,6 +183,7 @@ describe('imagegate usage and token limits on the command line', () => {
         cli('token', 'update', 'tok_missing', '--rpm', '5'),
         cli('token', 'update', id, '--no-expiry', '--expires-in', '1d'),
         cli('token', 'create', '--name', 'x', '--image-quota', 'lots'),
+        cli('token', 'update', id, '--pending-tasks', 'unlimited'),
       ]),
     ]);
     const entry = (
@@ -200,5 +204,15 @@ describe('imagegate usage and token limits on the command line', () => {
       /give one of --expires-in, --expires-at and --no-expiry/,
     );
     assert.match(mistakes[5]?.stderr ?? '', /--image-quota must be an integer/);
+    assert.match(
+      mistakes[6]?.stderr ?? '',
+      /--pending-tasks must be an integer of at least 1, or "default" for the deployment's setting/,
+    );
+    const restored = await cli('token', 'update', id, '--pending-tasks', 'default');
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.equal(
+      (JSON.parse(restored.stdout) as { limits: Record<string, unknown> }).limits.maxPendingTasks,
+      null,
+    );
   });
 });

@@ -58,6 +58,7 @@ function serviceOn(store: TaskStore): TaskService {
     store,
     admission: {} as TaskReservations,
     queueLimit: 10,
+    queueLimitPerToken: 10,
     submitted: () => undefined,
     now: Date.now,
   });
