@@ -2,6 +2,7 @@ import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import type { RequestAccount } from '../ledger/request-account.js';
+import type { CertificateCapacity, CheckedCertificate } from '../storage/upload-policy.js';
 
 export interface AdmissionRequest {
   principal: Principal;
@@ -98,4 +99,24 @@ export interface TaskReservations {
   releaseReserved(principal: Principal, reservationId: string | undefined): Promise<void>;
   /** The token's own bound on its PENDING tasks; undefined: the deployment's applies. */
   pendingTasksAllowed(principal: Principal): Promise<number | undefined>;
+}
+
+/** A file counted against its bounds; `refund` takes it back when it is not stored after all. */
+export interface UploadCharge {
+  refund(): Promise<void>;
+}
+
+/** Upload certificates and the files posted with them, bounded per certificate and per token. */
+export interface UploadAdmission {
+  /**
+   * Admits a certificate request of the token `tokenId` for `model`: the model allowed (401),
+   * one request counted against its rate (429). Answers what the certificate may carry and the
+   * rate headers of the answer.
+   */
+  certify(
+    tokenId: string,
+    model: ModelId,
+  ): Promise<{ capacity: CertificateCapacity; headers: Record<string, string> }>;
+  /** Counts a file against its certificate and its token's window, or throws 429 naming which. */
+  charge(certificate: CheckedCertificate, bytes: number): Promise<UploadCharge>;
 }

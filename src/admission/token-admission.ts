@@ -30,7 +30,7 @@ import { type Log, warnAtMostEvery } from '../support/log.js';
 import type { LimitsSource } from './limits-source.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import { rateHeaders, slotHeaders } from './rate-headers.js';
-import type { GateDecision, RateLimiter, SlotHold } from './rate-limiter.js';
+import type { GateDecision, RateDecision, RateLimiter, SlotHold } from './rate-limiter.js';
 import { NO_LIMITS, type TokenLimits } from '../domain/token-limits.js';
 import { NO_SLOT } from './admission.js';
 
@@ -204,6 +204,32 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     await this.releaseReservation(principal, reservationId);
   }
 
+  /**
+   * An upload certificate's admission: the model allowed to the token, and one request counted
+   * against its rate (a certificate holds nothing while it is used, so no concurrency slot).
+   * Answers the token's limits and the rate headers for the answer; a limiter that fails lets
+   * the request through, as at the gate.
+   */
+  async certify(
+    tokenId: string,
+    model: ModelId,
+  ): Promise<{ limits: TokenLimits; headers: Record<string, string> }> {
+    const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
+    checkModelAllowed(limits, model);
+    if (limits.requestsPerMinute === undefined) return { limits, headers: {} };
+    let decision: RateDecision;
+    try {
+      decision = await this.options.limiter.hit(`rpm:${tokenId}`, {
+        limit: limits.requestsPerMinute,
+        windowMs: MINUTE_MS,
+      });
+    } catch (error) {
+      this.limiterFailed(error);
+      return { limits, headers: {} };
+    }
+    return { limits, headers: rateAnswer(decision) };
+  }
+
   async pendingTasksAllowed(principal: Principal): Promise<number | undefined> {
     if (principal.tokenId === undefined) return undefined;
     return (await this.options.limits.find(principal.tokenId))?.maxPendingTasks;
@@ -262,17 +288,8 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
         slotHeaders(decision.slot),
       );
     }
-    if (decision.rate !== undefined) {
-      const headers = rateHeaders(decision.rate);
-      if (!decision.rate.allowed) {
-        throw new GatewayError(
-          'Throttling.RateQuota',
-          `this token allows ${limits.requestsPerMinute} requests per minute; retry after ${headers['Retry-After']} s`,
-          headers,
-        );
-      }
-      Object.assign(account.responseHeaders, headers);
-    }
+    if (decision.rate !== undefined)
+      Object.assign(account.responseHeaders, rateAnswer(decision.rate));
     if (slot === undefined) return undefined;
     this.slots.hold(slot.hold.holder, slot.hold);
     return slot.hold;
@@ -550,6 +567,18 @@ function abandonedRow(account: RequestAccount, principal: Principal): UsageRow {
   });
   row.errorCode = 'Abandoned';
   return row;
+}
+
+/** The rate headers of an allowed request; a refused one throws 429 with them. */
+function rateAnswer(decision: RateDecision): Record<string, string> {
+  const headers = rateHeaders(decision);
+  if (!decision.allowed)
+    throw new GatewayError(
+      'Throttling.RateQuota',
+      `this token allows ${decision.limit} requests per minute; retry after ${headers['Retry-After']} s`,
+      headers,
+    );
+  return headers;
 }
 
 /** A token limited to some models refuses the others, as its key would. */

@@ -14,6 +14,11 @@ export function externalTokenId(jti: string): string {
   return `${EXTERNAL_PREFIX}${jti}`;
 }
 
+/** Whether a token id is an external token's (gateway tokens' ids are `tok_...`). */
+export function isExternalTokenId(tokenId: string): boolean {
+  return tokenId.startsWith(EXTERNAL_PREFIX);
+}
+
 /** `ext:<iss>:<sub>`, `iss` empty when the token has none: one subject per issuer. */
 export function externalAccount(issuer: string | undefined, subject: string): string {
   return `${EXTERNAL_PREFIX}${issuer ?? ''}:${subject}`;

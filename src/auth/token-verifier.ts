@@ -11,10 +11,16 @@ import {
 import type { Config } from '../config/config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Principal } from '../domain/principal.js';
+import type { TokenStanding } from './authenticator.js';
 import type { TokenRecord } from '../store/token-store.js';
 import type { TtlCache } from '../support/ttl-cache.js';
 import { LRUCache } from 'lru-cache';
-import { externalAccount, externalTokenId, unrecordableIdentity } from './external-identity.js';
+import {
+  externalAccount,
+  externalTokenId,
+  isExternalTokenId,
+  unrecordableIdentity,
+} from './external-identity.js';
 
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256'];
 /** Tolerated clock difference between the token's issuer and this node, for exp and nbf. */
@@ -60,7 +66,7 @@ function unauthorized(message: string): GatewayError {
  * external tokens are RS256/ES256 under configured keys. The algorithm decides which key is
  * tried, and only that key, so no token can be checked against a key of the wrong kind.
  */
-export class TokenVerifier {
+export class TokenVerifier implements TokenStanding {
   private readonly verified = new LRUCache<string, GatewayClaims>({ max: VERIFIED_TOKENS });
 
   constructor(
@@ -112,6 +118,16 @@ export class TokenVerifier {
       return this.verifyExternalToken(token);
     }
     throw unauthorized(`token algorithm ${JSON.stringify(algorithm ?? null)} is not accepted`);
+  }
+
+  async checkStanding(tokenId: string): Promise<void> {
+    const record = await this.tokens.find(tokenId);
+    // An external token has no row unless it was revoked by registering one.
+    if (isExternalTokenId(tokenId)) {
+      if (record?.revokedAt !== undefined) throw unauthorized('token has been revoked');
+      return;
+    }
+    this.principalOfRow(record);
   }
 
   private hasExternalKeys(): boolean {

@@ -110,7 +110,11 @@ export async function createGateway(
     }),
     version: VERSION,
     images: { blobs: storage.blobs, urls: storage.urls },
-    uploads: storage.uploads,
+    uploads: {
+      ...storage.uploads,
+      admission: admission.uploads,
+      tokens: services.tokenVerifier,
+    },
     origins,
     channels,
     ledger: admission.ledger,

@@ -13,6 +13,9 @@ import { openRedis } from './open-redis.js';
 import type { RateLimiter } from '../admission/rate-limiter.js';
 import { RedisRateLimiter } from '../admission/redis-rate-limiter.js';
 import { TokenAdmission } from '../admission/token-admission.js';
+import { UploadBounds } from '../admission/upload-bounds.js';
+import { SqlUploadUsageStore } from '../store/upload-usage-store.js';
+import { purgeInBatches } from '../support/batched-purge.js';
 
 /** Rows waiting for the ledger beyond which the oldest are logged and dropped. */
 const MAX_BUFFERED_LEDGER_ROWS = 100_000;
@@ -20,6 +23,8 @@ const MAX_BUFFERED_LEDGER_ROWS = 100_000;
 /** Everything admission and billing run on, opened from the configuration and closed together. */
 export interface AdmissionServices {
   admission: TokenAdmission;
+  /** Upload certificates' admission and the upload bounds per certificate and per token. */
+  uploads: UploadBounds;
   limiter: RateLimiter;
   quota: SqlQuotaStore;
   limits: SqlTokenLimitsStore;
@@ -33,7 +38,7 @@ export interface AdmissionServices {
 }
 
 export interface AdmissionOptions {
-  config: Pick<Config, 'admission' | 'tokenCacheMs'>;
+  config: Pick<Config, 'admission' | 'tokenCacheMs' | 'uploads'>;
   database: Database;
   now: () => number;
   log: Log;
@@ -52,14 +57,23 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
   const quota = new SqlQuotaStore(database);
   const limits = new SqlTokenLimitsStore(database.db);
   const usage = new SqlUsageStore(database);
+  const cachedLimits = new TtlCache(limits, config.tokenCacheMs, now);
   const admission = new TokenAdmission({
-    limits: new TtlCache(limits, config.tokenCacheMs, now),
+    limits: cachedLimits,
     limiter,
     quota,
     prices: settings.imagePrices,
     leaseTtlMs: settings.reservationTtlMs,
     now,
     log,
+  });
+  const uploadUsage = new SqlUploadUsageStore(database.db);
+  const uploads = new UploadBounds({
+    admission,
+    limits: cachedLimits,
+    usage: uploadUsage,
+    settings: config.uploads,
+    now,
   });
   const ledger = new BatchingLedger(
     usage,
@@ -81,6 +95,10 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
   const sweepParts: [string, () => Promise<unknown>][] = [
     ['reclaiming expired reservations', () => quota.reclaimExpired(now())],
     ['purging expired Idempotency-Keys', () => idempotency.purgeExpired()],
+    [
+      'purging the upload counts of past windows and certificates',
+      () => purgeInBatches((limit) => uploadUsage.deleteExpired(now(), limit)),
+    ],
   ];
   const sweep = async () => {
     const failures: Error[] = [];
@@ -110,6 +128,7 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
 
   return {
     admission,
+    uploads,
     limiter,
     quota,
     limits,

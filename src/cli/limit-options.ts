@@ -10,6 +10,8 @@ export const LIMIT_OPTIONS = {
   concurrency: { type: 'string' },
   models: { type: 'string' },
   'pending-tasks': { type: 'string' },
+  'upload-mb': { type: 'string' },
+  'upload-files': { type: 'string' },
 } as const;
 
 export const LIMIT_USAGE = `limits (on create and update; "unlimited" removes one on update):
@@ -18,10 +20,12 @@ export const LIMIT_USAGE = `limits (on create and update; "unlimited" removes on
   --concurrency N     requests running at once
   --models A,B        models the token may use ("all" for every model)
 bounds every token has ("default" returns to the deployment's setting on update):
-  --pending-tasks N   asynchronous tasks waiting to run (IMAGEGATE_TASK_QUEUE_LIMIT_PER_TOKEN)`;
+  --pending-tasks N   asynchronous tasks waiting to run (IMAGEGATE_TASK_QUEUE_LIMIT_PER_TOKEN)
+  --upload-mb N       MiB of uploads per upload window (IMAGEGATE_UPLOAD_MB_PER_TOKEN)
+  --upload-files N    files uploaded per upload window (IMAGEGATE_UPLOAD_FILES_PER_TOKEN)`;
 
 /** The bounds every token has: a token without its own has the deployment's setting. */
-type BoundOption = 'pending-tasks';
+type BoundOption = 'pending-tasks' | 'upload-mb' | 'upload-files';
 
 type LimitValues = Partial<Record<keyof typeof LIMIT_OPTIONS, string | boolean | undefined>>;
 
@@ -57,7 +61,11 @@ export function readLimitChanges(
   };
   const changes: TokenLimitChanges = {};
   const maxPendingTasks = bound('pending-tasks');
+  const uploadMbPerWindow = bound('upload-mb');
+  const uploadFilesPerWindow = bound('upload-files');
   if (maxPendingTasks !== undefined) changes.maxPendingTasks = maxPendingTasks;
+  if (uploadMbPerWindow !== undefined) changes.uploadMbPerWindow = uploadMbPerWindow;
+  if (uploadFilesPerWindow !== undefined) changes.uploadFilesPerWindow = uploadFilesPerWindow;
   const imageQuota = count('image-quota', 0);
   const requestsPerMinute = count('rpm', 1);
   const maxConcurrent = count('concurrency', 1);
@@ -132,5 +140,7 @@ export function describeLimits(limits: TokenLimits & QuotaStanding) {
     allowedModels: limits.allowedModels ?? null,
     /** null: the deployment's setting. */
     maxPendingTasks: limits.maxPendingTasks ?? null,
+    uploadMbPerWindow: limits.uploadMbPerWindow ?? null,
+    uploadFilesPerWindow: limits.uploadFilesPerWindow ?? null,
   };
 }

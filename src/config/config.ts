@@ -88,6 +88,8 @@ export interface Config {
     pollMs: number;
     leaseMs: number;
   };
+  /** Per-token upload bounds, unless the token has its own; counted per window of `windowMs`. */
+  uploads: { windowMs: number; mbPerToken: number; filesPerToken: number };
   admission: {
     /** Undefined: rate and concurrency limits are kept in each process. */
     redisUrl: string | undefined;

@@ -113,6 +113,11 @@ export function loadConfig(env: Environment = process.env): Config {
       pollMs: read(SETTINGS.taskPollMs),
       leaseMs: read(SETTINGS.taskLeaseMs),
     },
+    uploads: {
+      windowMs: read(SETTINGS.uploadWindowMs),
+      mbPerToken: read(SETTINGS.uploadMbPerToken),
+      filesPerToken: read(SETTINGS.uploadFilesPerToken),
+    },
     admission: {
       redisUrl: read(SETTINGS.redisUrl),
       redisKeyPrefix: read(SETTINGS.redisKeyPrefix),

@@ -418,6 +418,30 @@ export const SETTINGS = {
     description:
       "PENDING tasks one token may hold (a token's own limit, `--pending-tasks`, overrides it); past it that token's submission gets 429 Throttling.RateQuota with Retry-After, and other tokens' are unaffected.",
   }),
+  uploadWindowMs: setting({
+    env: 'IMAGEGATE_UPLOAD_WINDOW_MS',
+    file: 'upload_window_ms',
+    parse: integerSetting(60_000, 30 * 24 * 60 * 60 * 1000),
+    default: 24 * 60 * 60 * 1000,
+    description:
+      "The window over which a token's uploads are counted (windows are aligned to the epoch, in UTC).",
+  }),
+  uploadMbPerToken: setting({
+    env: 'IMAGEGATE_UPLOAD_MB_PER_TOKEN',
+    file: 'upload_mb_per_token',
+    parse: integerSetting(1, 100_000_000),
+    default: 1024,
+    description:
+      "MiB of uploads one token may store per upload window (a token's own limit, `--upload-mb`, overrides it); past it an upload gets 429 Throttling.RateQuota with Retry-After.",
+  }),
+  uploadFilesPerToken: setting({
+    env: 'IMAGEGATE_UPLOAD_FILES_PER_TOKEN',
+    file: 'upload_files_per_token',
+    parse: integerSetting(1, 100_000_000),
+    default: 1000,
+    description:
+      "Files one token may upload per upload window (a token's own limit, `--upload-files`, overrides it); past it an upload gets 429 Throttling.RateQuota with Retry-After.",
+  }),
   taskPollMs: setting({
     env: 'IMAGEGATE_TASK_POLL_MS',
     file: 'task_poll_ms',

@@ -188,6 +188,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       policies: deps.uploads.policies,
       store: deps.uploads.store,
       origins,
+      admission: deps.uploads.admission,
+      tokens: deps.uploads.tokens,
       routePrefix: deps.config.routePrefix,
       authenticator: deps.authenticator,
       modelAliases,

@@ -40,13 +40,35 @@ export interface UploadKey {
 
 export type UploadKeyCheck = { ok: true; upload: UploadKey } | { ok: false; problem: string };
 
+/** What one certificate may carry in all, whatever the files' names. */
+export interface CertificateCapacity {
+  bytes: number;
+  files: number;
+}
+
+/** A certificate as its checked policy tells it. */
+export interface CheckedCertificate {
+  uploadDir: string;
+  /** The id of the token that asked for the certificate. */
+  owner: string;
+  capacity: CertificateCapacity;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+}
+
 export type PolicyCheck =
-  | { ok: true; uploadDir: string }
+  | ({ ok: true } & CheckedCertificate)
   | { ok: false; reason: 'bad-signature' | 'expired' | 'malformed'; message: string };
 
+/**
+ * OSS's policy document, with this gateway's own part: whose certificate it is and what it may
+ * carry, signed with the rest, so that an upload (which carries no token) is counted against
+ * its token and its certificate.
+ */
 interface PolicyDocument {
   expiration: string;
   conditions: unknown[];
+  imagegate: { token: string; capacity_bytes: number; capacity_files: number };
 }
 
 export interface UploadPolicyOptions {
@@ -62,7 +84,21 @@ function isPolicyDocument(value: unknown): value is PolicyDocument {
     'expiration' in value &&
     typeof value.expiration === 'string' &&
     'conditions' in value &&
-    Array.isArray(value.conditions)
+    Array.isArray(value.conditions) &&
+    'imagegate' in value &&
+    isGatewayPart(value.imagegate)
+  );
+}
+
+function isGatewayPart(value: unknown): value is PolicyDocument['imagegate'] {
+  if (typeof value !== 'object' || value === null) return false;
+  return (
+    'token' in value &&
+    typeof value.token === 'string' &&
+    'capacity_bytes' in value &&
+    Number.isSafeInteger(value.capacity_bytes) &&
+    'capacity_files' in value &&
+    Number.isSafeInteger(value.capacity_files)
   );
 }
 
@@ -94,7 +130,8 @@ export class UploadPolicySigner {
     this.now = options.now ?? Date.now;
   }
 
-  issue(owner: string): IssuedCertificate {
+  /** A certificate for the token `owner`, carrying at most `capacity` (and 20 MiB a file). */
+  issue(owner: string, capacity: CertificateCapacity): IssuedCertificate {
     const nowSeconds = this.nowSeconds();
     const expiresAt = nowSeconds + CERTIFICATE_VALIDITY_SECONDS;
     // Counted from the certificate's end, so a file uploaded at its last moment still gets 48 hours.
@@ -104,11 +141,12 @@ export class UploadPolicySigner {
     const document: PolicyDocument = {
       expiration: new Date(expiresAt * 1000).toISOString(),
       conditions: [
-        ['content-length-range', 0, MAX_UPLOAD_BYTES],
+        ['content-length-range', 0, Math.min(MAX_UPLOAD_BYTES, capacity.bytes)],
         ['starts-with', '$key', `${uploadDir}/`],
         { 'x-oss-object-acl': 'private' },
         { 'x-oss-forbid-overwrite': 'true' },
       ],
+      imagegate: { token: owner, capacity_bytes: capacity.bytes, capacity_files: capacity.files },
     };
     const policy = Buffer.from(JSON.stringify(document)).toString('base64');
     return {
@@ -119,7 +157,7 @@ export class UploadPolicySigner {
     };
   }
 
-  /** Checks a posted policy and its signature; answers the directory the policy allows. */
+  /** Checks a posted policy and its signature; answers the certificate it stands for. */
   checkPolicy(policy: string, signature: string): PolicyCheck {
     const expected = Buffer.from(this.sign(`policy\n${policy}`));
     const given = Buffer.from(signature);
@@ -145,7 +183,8 @@ export class UploadPolicySigner {
         reason: 'expired',
         message: `the upload certificate expired at ${document.expiration}; ask for a new one`,
       };
-    return { ok: true, uploadDir };
+    const { token, capacity_bytes: bytes, capacity_files: files } = document.imagegate;
+    return { ok: true, uploadDir, owner: token, capacity: { bytes, files }, expiresAt };
   }
 
   /**

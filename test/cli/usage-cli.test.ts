@@ -139,6 +139,8 @@ describe('imagegate usage and token limits on the command line', () => {
       MODEL_A,
       '--pending-tasks',
       '20',
+      '--upload-mb',
+      '512',
     );
     assert.equal(created.code, 0, created.stderr);
     assert.match(created.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/, 'only the token on stdout');
@@ -156,6 +158,8 @@ describe('imagegate usage and token limits on the command line', () => {
       'all',
       '--expires-in',
       '7d',
+      '--upload-files',
+      '300',
     );
     assert.equal(updated.code, 0, updated.stderr);
     const shown = JSON.parse(updated.stdout) as {
@@ -170,6 +174,8 @@ describe('imagegate usage and token limits on the command line', () => {
       maxConcurrent: 2,
       allowedModels: null,
       maxPendingTasks: 20,
+      uploadMbPerWindow: 512,
+      uploadFilesPerWindow: 300,
     });
     assert.ok(Math.abs(Date.parse(shown.expires) - Date.now() - 7 * DAY) < 60_000);
 

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Authenticator } from '../../auth/authenticator.js';
+import type { UploadAdmission } from '../../admission/admission.js';
+import type { Authenticator, TokenStanding } from '../../auth/authenticator.js';
 import { uploadPaths } from '../../domain/api-paths.js';
 import { type ModelAliases, resolveModel } from '../../domain/model-aliases.js';
 import { MODEL_IDS } from '../../domain/models.js';
@@ -8,6 +9,7 @@ import { GatewayError, invalidParameter } from '../../errors/gateway-error.js';
 import { checkImage } from '../../inputs/check-image.js';
 import { bytesInMemory } from '../../inputs/image-bytes.js';
 import {
+  type CheckedCertificate,
   MAX_UPLOAD_BYTES,
   MAX_UPLOAD_MB,
   UPLOAD_ACCESS_KEY_ID,
@@ -26,11 +28,16 @@ export interface UploadRouteOptions {
   store: UploadStore;
   /** What `upload_host` names: the public base URL, or the request's Host when allowed. */
   origins: PublicOrigins;
+  /** The bounds on certificates and uploads, per certificate and per token. */
+  admission: UploadAdmission;
+  /** Whether a certificate's token may still upload (revoked, expired). */
+  tokens: TokenStanding;
   /** The SDK asks for a certificate with the model name it was given, an alias as often as not. */
   modelAliases: ModelAliases;
 }
 
 const FORM_LIMITS = { maxFileBytes: MAX_UPLOAD_BYTES };
+const MIB = 1024 * 1024;
 
 function queryText(query: unknown, name: string): string | undefined {
   if (typeof query !== 'object' || query === null || !(name in query)) return undefined;
@@ -45,7 +52,10 @@ function requiredField(fields: ReadonlyMap<string, string>, name: string): strin
 }
 
 /** The OSS form checks of docs/api.md §12.2, run before any byte of the file is kept. */
-function checkForm(fields: ReadonlyMap<string, string>, policies: UploadPolicySigner): UploadKey {
+function checkForm(
+  fields: ReadonlyMap<string, string>,
+  policies: UploadPolicySigner,
+): { upload: UploadKey; certificate: CheckedCertificate } {
   if (requiredField(fields, 'OSSAccessKeyId') !== UPLOAD_ACCESS_KEY_ID)
     throw new GatewayError(
       'InvalidApiKey',
@@ -67,14 +77,28 @@ function checkForm(fields: ReadonlyMap<string, string>, policies: UploadPolicySi
     );
   const upload = policies.readKey(key);
   if (!upload.ok) throw invalidParameter('key', upload.problem);
-  return upload.upload;
+  return { upload: upload.upload, certificate: checked };
+}
+
+/** A certificate is good only while the token it was issued to is. */
+async function checkCertificateToken(tokens: TokenStanding, owner: string): Promise<void> {
+  try {
+    await tokens.checkStanding(owner);
+  } catch (error) {
+    if (!(error instanceof GatewayError)) throw error;
+    throw new GatewayError(
+      'InvalidApiKey',
+      `policy: the token this certificate was issued to can no longer upload (${error.message})`,
+    );
+  }
 }
 
 /**
  * `GET {prefix}/api/v1/uploads?action=getPolicy&model=M` hands a token an upload certificate, and
- * `POST` on the same path takes the OSS PostObject form the DashScope SDK sends with it. The
- * certificate costs nothing, so it is not accounted (no ledger row, no rate limit); the POST
- * carries no token: its signed policy is the credential.
+ * `POST` on the same path takes the OSS PostObject form the DashScope SDK sends with it. A
+ * certificate counts against its token's rate but writes no ledger row; the POST carries no
+ * token: its signed policy is the credential, good while its token is, and every file it
+ * carries is counted against the certificate's capacity and its token's upload window.
  */
 export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteOptions): void {
   const { policies, store } = options;
@@ -100,7 +124,7 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
             );
           },
         },
-        async (request) => {
+        async (request, reply) => {
           const action = queryText(request.query, 'action');
           if (action !== 'getPolicy')
             throw invalidParameter(
@@ -108,7 +132,8 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
               `must be getPolicy, got ${JSON.stringify(action ?? null)}`,
             );
           const model = queryText(request.query, 'model');
-          if (resolveModel(model, options.modelAliases) === undefined)
+          const modelId = resolveModel(model, options.modelAliases);
+          if (modelId === undefined)
             throw invalidParameter(
               'model',
               `must be one of ${MODEL_IDS.join(', ')} or an alias of one, got ${JSON.stringify(model ?? null)}`,
@@ -119,7 +144,9 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
               'InvalidApiKey',
               'uploads are bound to a token id, and this token has none (an external token needs a jti claim)',
             );
-          const certificate = policies.issue(owner);
+          const { capacity, headers } = await options.admission.certify(owner, modelId);
+          const certificate = policies.issue(owner, capacity);
+          void reply.headers(headers);
           return {
             data: {
               policy: certificate.policy,
@@ -127,8 +154,8 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
               upload_dir: certificate.uploadDir,
               upload_host: uploadHostOf(request, path),
               expire_in_seconds: certificate.expiresInSeconds,
-              max_file_size_mb: MAX_UPLOAD_MB,
-              capacity_limit_mb: MAX_UPLOAD_MB,
+              max_file_size_mb: Math.min(MAX_UPLOAD_MB, capacity.bytes / MIB),
+              capacity_limit_mb: capacity.bytes / MIB,
               oss_access_key_id: UPLOAD_ACCESS_KEY_ID,
               x_oss_object_acl: 'private',
               x_oss_forbid_overwrite: 'true',
@@ -154,13 +181,24 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
         const form = await readUploadForm(request.body, contentType, FORM_LIMITS, (fields) =>
           checkForm(fields, policies),
         );
+        const { upload, certificate } = form.checked;
+        await checkCertificateToken(options.tokens, certificate.owner);
         checkImage(bytesInMemory(form.file), 'file', MAX_UPLOAD_BYTES);
-        const saved = await store.save(form.checked, form.file);
-        if (saved.kind === 'exists')
+        const charge = await options.admission.charge(certificate, form.file.length);
+        let saved;
+        try {
+          saved = await store.save(upload, form.file);
+        } catch (error) {
+          await charge.refund();
+          throw error;
+        }
+        if (saved.kind === 'exists') {
+          await charge.refund();
           throw invalidParameter(
             'key',
             'a file was already uploaded under this key, and uploads are never overwritten (x-oss-forbid-overwrite)',
           );
+        }
         return reply.code(200).send();
       });
     }

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { MODEL_A } from '../../src/domain/models.js';
+import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
+import { makeBmp } from '../inputs/image-fixtures.js';
+import { uploadCertificate, uploadFile } from '../helpers/sdk-uploads.js';
 import { startCluster } from './cluster.js';
 import type { GatewayProcess } from './gateway-process.js';
 
+/** 480,054 bytes: two fit in 1 MiB, three do not. */
+const SMALL = makeBmp(400, 400);
 const SUBMISSION_URL = '/vendor/api/v1/services/aigc/image-generation/generation';
 
 interface Answer {
@@ -38,11 +42,12 @@ function tally(answers: readonly Answer[]): Record<string, number> {
   return counts;
 }
 
-it("three gateway nodes on one PostgreSQL hold the task queue's bounds between them", async (t) => {
+it("three gateway nodes on one PostgreSQL hold the task queue's and the uploads' bounds between them", async (t) => {
   // No node runs a task: every accepted submission stays PENDING.
   const cluster = await startCluster(t, {
     IMAGEGATE_TASK_CONCURRENCY: '0',
     IMAGEGATE_TASK_QUEUE_LIMIT: '5',
+    IMAGEGATE_UPLOAD_MB_PER_TOKEN: '1',
   });
   if (cluster === undefined) return;
   const { nodes } = cluster;
@@ -75,4 +80,31 @@ it("three gateway nodes on one PostgreSQL hold the task queue's bounds between t
   const otherAnswers = await fire(other.authorization, 30);
   t.diagnostic(`30 at once from another token: ${JSON.stringify(tally(otherAnswers))}`);
   assert.deepEqual(tally(otherAnswers), { '200': 3, '503 Overloaded': 27 });
+
+  // 3. Uploads of one token at once, through every node, against its window of 1 MiB.
+  const uploader = await cluster.token({});
+  const certificates = await Promise.all(
+    Array.from({ length: 12 }, (_, index) =>
+      uploadCertificate(
+        Number(new URL((nodes[index % nodes.length] as GatewayProcess).url).port),
+        '/vendor',
+        MODEL_B,
+        uploader.authorization,
+      ),
+    ),
+  );
+  const uploads = await Promise.all(
+    certificates.map((certificate, index) => uploadFile(certificate, `${index}.bmp`, SMALL)),
+  );
+  const outcomes = tally(
+    uploads.map((answer) => ({
+      outcome:
+        answer.status === 200
+          ? '200'
+          : `${answer.status} ${(JSON.parse(answer.body) as { code: string }).code}`,
+      taskId: undefined,
+    })),
+  );
+  t.diagnostic(`12 uploads of 480,054 bytes at once against 1 MiB: ${JSON.stringify(outcomes)}`);
+  assert.deepEqual(outcomes, { '200': 2, '429 Throttling.RateQuota': 10 });
 });
