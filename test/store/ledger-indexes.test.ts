@@ -5,6 +5,7 @@ import { type Database, openDatabase } from '../../src/store/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS } from '../helpers/database-backends.js';
 import { usageRow } from '../helpers/usage-rows.js';
+import { undoTokenBounds } from '../helpers/undo-token-bounds.js';
 
 const MIGRATION = '0008_ledger_request_id_index';
 /** The indexes each usage query reads through: by time, by token and time, by account and time. */
@@ -44,6 +45,7 @@ for (const [backend, targetFor] of BACKENDS) {
       // A database as the previous release left it: the index there, with a row in it.
       const before = await openDatabase(target);
       const db = before.db;
+      await undoTokenBounds(db);
       await sql`create index usage_ledger_request_id on usage_ledger (request_id)`.execute(db);
       await sql`drop index idempotency_keys_running_owner`.execute(db);
       await sql`drop index tasks_state_expires_at`.execute(db);

@@ -6,6 +6,7 @@ import { toLedgerRow } from '../../src/store/usage-rows.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS } from '../helpers/database-backends.js';
 import { usageRow } from '../helpers/usage-rows.js';
+import { undoTokenBounds } from '../helpers/undo-token-bounds.js';
 
 const MIGRATION = '0004_workspace_and_front_door';
 
@@ -32,6 +33,7 @@ for (const [backend, targetFor] of BACKENDS) {
       if (target === undefined) return;
       // A database as the previous release left it: migrated up to 0003, with a row in it.
       const before = await openDatabase(target);
+      await undoTokenBounds(before.db);
       await sql`drop index idempotency_keys_running_owner`.execute(before.db);
       await sql`drop index tasks_state_expires_at`.execute(before.db);
       await sql`delete from kysely_migration where name = '0009_maintenance_indexes'`.execute(

@@ -1,0 +1,11 @@
+import { type Kysely, sql } from 'kysely';
+import type { DatabaseSchema } from '../../src/store/schema.js';
+
+/** Takes a migrated database back to before 0010_token_bounds, as an earlier release left it. */
+export async function undoTokenBounds(db: Kysely<DatabaseSchema>): Promise<void> {
+  await sql`drop table upload_usage`.execute(db);
+  await sql`drop index tasks_pending_owner`.execute(db);
+  for (const column of ['max_pending_tasks', 'upload_mb_per_window', 'upload_files_per_window'])
+    await sql`alter table tokens drop column ${sql.ref(column)}`.execute(db);
+  await sql`delete from kysely_migration where name = '0010_token_bounds'`.execute(db);
+}
