@@ -24,6 +24,7 @@ import { answerClientError } from './client-error.js';
 import { InFlightBudget } from './in-flight-budget.js';
 import { shedLoad } from './load-shedding.js';
 import { closeQuietConnectionsOnClose } from './quiet-connections.js';
+import { closeBusyConnectionsWhenAnswered } from './busy-connections.js';
 import { refuseEncodedBodies } from './content-encoding.js';
 import { allowCrossOrigin } from './cors.js';
 import { KEEP_ALIVE_MS } from './event-stream-reply.js';
@@ -162,6 +163,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     ),
   );
   closeQuietConnectionsOnClose(app);
+  closeBusyConnectionsWhenAnswered(app);
   refuseEncodedBodies(app);
   reportFinishedRequests(app, reportFinished);
   app.setErrorHandler(handleError);

@@ -8,11 +8,13 @@ import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { Agent as UndiciAgent, fetch } from 'undici';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { type GatewayHome, prepareGatewayHome } from '../helpers/gateway-home.js';
 import { startListeningProcess } from '../helpers/listening-process.js';
 import { childPidsOf, isRunning } from '../helpers/process-tree.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { postStreaming } from '../helpers/dashscope-sse.js';
 import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';
 
 /** The default of IMAGEGATE_SHUTDOWN_TIMEOUT_MS. */
@@ -238,6 +240,7 @@ describe('shutting down on a signal', () => {
     assert.equal(halfHeadSaw, '');
     assert.match(lateSaw, /^HTTP\/1\.1 503 /, 'a head that arrives in the grace is answered');
     assert.match(lateSaw, /retry-after: 1/i);
+    assert.match(lateSaw, /connection: close/i);
     assert.match(lateSaw, /"code":"Overloaded"/);
 
     const outcome = await answer;
@@ -274,6 +277,58 @@ describe('shutting down on a signal', () => {
       [['cut', 499, 'CallerGone', 0]],
       'its row says the caller is gone and bills nothing',
     );
+  });
+
+  it("requests in flight on kept-alive connections (undici's fetch, an http.Agent with keepAlive, an event stream): each answered with Connection: close, and the process exits once the last is answered", async (t) => {
+    const { home, gateway } = await nodeGateway(t, {});
+    const dispatcher = new UndiciAgent();
+    t.after(() => dispatcher.close());
+    const agent = new Agent({ keepAlive: true });
+    t.after(() => agent.destroy());
+    const submitted = upstream.submissions().length;
+    for (let i = 0; i < 3; i++) upstream.script({ kind: 'succeed', delayMs: UPSTREAM_DELAY_MS });
+    const headers = { authorization: home.authorization, 'content-type': 'application/json' };
+    const fetched = fetch(`${gateway.url}${GENERATION_URL}`, {
+      method: 'POST',
+      dispatcher,
+      headers: { ...headers, 'x-request-id': 'fetch' },
+      body: JSON.stringify(modelABody()),
+    });
+    const post = (more: Record<string, string>) =>
+      postStreaming(gateway.url, GENERATION_URL, { ...headers, ...more }, modelABody(), agent);
+    const posted = post({ 'x-request-id': 'agent' });
+    const streamed = post({ 'x-request-id': 'stream', 'x-dashscope-sse': 'enable' });
+    await upstreamReceived(upstream, submitted + 3);
+    const signalled = Date.now();
+    gateway.child.kill('SIGTERM');
+
+    const fetchResponse = await fetched;
+    const fetchedBody = await fetchResponse.text();
+    assert.equal(fetchResponse.status, 200, fetchedBody);
+    const exchanges = await Promise.all([posted, streamed]);
+    const [postBody, streamBody] = await Promise.all(exchanges.map((each) => each.whole()));
+    t.diagnostic(`answered ${Date.now() - signalled} ms after SIGTERM`);
+    assert.equal(exchanges[0].status, 200, postBody);
+    assert.equal(exchanges[1].status, 200, streamBody);
+    assert.match(streamBody ?? '', /"finish_reason":"stop"/, 'the stream ran to its end');
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+    const exitMs = Date.now() - signalled;
+    t.diagnostic(`exited ${exitMs} ms after SIGTERM`);
+    assert.ok(
+      exitMs < UPSTREAM_DELAY_MS + 1500,
+      `exited ${exitMs} ms after SIGTERM, drain deadline ${DEFAULT_DRAIN_MS} ms`,
+    );
+    assert.equal(fetchResponse.headers.get('connection'), 'close');
+    for (const exchange of exchanges) {
+      assert.equal(exchange.headers.connection, 'close');
+      assert.equal(exchange.socket.destroyed, true, 'the connection is closed after its answer');
+    }
+    const rows = await home.ledgerRows();
+    assert.deepEqual(rows.map((row) => [row.requestId, row.status, row.imagesBilled]).sort(), [
+      ['agent', 200, 1],
+      ['fetch', 200, 1],
+      ['stream', 200, 1],
+    ]);
   });
 
   it('SIGINT drains like SIGTERM', async (t) => {

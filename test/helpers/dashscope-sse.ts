@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { Agent, IncomingHttpHeaders } from 'node:http';
 import { request as httpRequest } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** One event as the official DashScope SDK's parser yields it. */
 export interface SdkEvent {
@@ -42,6 +43,8 @@ export function parseLikeSdk(text: string): SdkEvent[] {
 export interface StreamingExchange {
   status: number;
   headers: IncomingHttpHeaders;
+  /** The connection the answer came on. */
+  socket: Socket;
   /** Everything received so far. */
   text(): string;
   /** Resolves once the received text contains `marker`; rejects if the answer ends first. */
@@ -56,11 +59,14 @@ export function postStreaming(
   path: string,
   headers: Record<string, string>,
   body: unknown,
+  /** Node's global agent, which keeps connections alive, unless another is given. */
+  agent?: Agent,
 ): Promise<StreamingExchange> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(`${baseUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
+      ...(agent === undefined ? {} : { agent }),
     });
     request.on('error', reject);
     request.on('response', (response) => {
@@ -78,6 +84,7 @@ export function postStreaming(
       resolve({
         status: response.statusCode ?? 0,
         headers: response.headers,
+        socket: response.socket,
         text: () => text,
         received: (marker) =>
           new Promise<void>((found, missing) => {
