@@ -4,27 +4,34 @@
 //   BAD_DAY_ONLY=memory,sockets     run only these of: memory, shed, victim, sockets, drain
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import sharp from 'sharp';
 import {
   type BodyDroppingDashScope,
   startBodyDroppingDashScope,
 } from '../test/helpers/body-dropping-dashscope.js';
 import { type ListeningProcess, startListeningProcess } from '../test/helpers/listening-process.js';
 import { generationHead, rawExchange } from '../test/helpers/raw-http.js';
-import { GENERATION_URL, modelABody } from '../test/helpers/requests.js';
+import { GENERATION_URL } from '../test/helpers/requests.js';
 import type { BenchRow } from './bench-row.js';
+import {
+  type Answer,
+  bodyWithImages,
+  burstOf,
+  errorCodeOf,
+  load,
+  MB,
+  memoryOf,
+  postGeneration,
+  SMALL_BODY,
+  tally,
+} from './big-bodies.js';
 
 const GATEWAY_DIR = path.resolve(process.env.BAD_DAY_GATEWAY_DIR ?? '.');
-const MB = 1024 * 1024;
-/** Each input image's side: a noise PNG of 2536 x 2536 x 3 bytes is 18.4 MiB, under 20 MiB. */
-const NOISE_SIDE = 2536;
 
 /** A gateway process of GATEWAY_DIR with a data dir and a token of its own. */
 interface BenchGateway {
@@ -89,110 +96,9 @@ async function startGateway(
   };
 }
 
-/** A generation POST on a connection of its own: its status and error code, or none. */
-interface Answer {
-  status: number | 'connection lost' | 'timed out';
-  code: string | undefined;
-  ms: number;
-}
-
-function post(gateway: BenchGateway, body: Buffer, timeoutMs = 300_000): Promise<Answer> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (status: Answer['status'], code?: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve({ status, code, ms: performance.now() - started });
-    };
-    const request = httpRequest(`${gateway.url}${GENERATION_URL}`, {
-      method: 'POST',
-      agent: false,
-      headers: {
-        authorization: gateway.authorization,
-        'content-type': 'application/json',
-        'content-length': body.length,
-      },
-    });
-    const timer = setTimeout(() => {
-      settle('timed out');
-      request.destroy();
-    }, timeoutMs);
-    request.on('response', (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      response.on('end', () => {
-        const status = response.statusCode ?? 0;
-        settle(status, status === 200 ? undefined : errorCodeOf(text));
-        request.destroy();
-      });
-      response.on('error', () => settle(response.statusCode ?? 0));
-    });
-    // A refusal answered before the body was read ends our upload with EPIPE or a reset.
-    request.on('error', () => settle('connection lost'));
-    request.end(body);
-  });
-}
-
-function errorCodeOf(text: string): string | undefined {
-  try {
-    return (JSON.parse(text) as { code?: string }).code;
-  } catch {
-    return undefined;
-  }
-}
-
-/** "200: 2, 503 Overloaded: 14". */
-function tally(answers: readonly { status: number | string; code?: string | undefined }[]): string {
-  const counts = new Map<string, number>();
-  for (const { status, code } of answers) {
-    const key = code === undefined ? String(status) : `${status} ${code}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts].map(([key, count]) => `${key}: ${count}`).join(', ');
-}
-
 function percentile(values: readonly number[], fraction: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil(fraction * sorted.length) - 1)] ?? Number.NaN;
-}
-
-const load = () => `load ${loadavg()[0]?.toFixed(1)}`;
-
-const SMALL_BODY = Buffer.from(JSON.stringify(modelABody()));
-
-/** One noise PNG, which compresses to nothing, reused for every input image. */
-let noiseDataUrl: string | undefined;
-async function bodyWithImages(images: number): Promise<Buffer> {
-  if (noiseDataUrl === undefined) {
-    const png = await sharp(randomBytes(NOISE_SIDE * NOISE_SIDE * 3), {
-      raw: { width: NOISE_SIDE, height: NOISE_SIDE, channels: 3 },
-    })
-      .png({ compressionLevel: 0 })
-      .toBuffer();
-    noiseDataUrl = `data:image/png;base64,${png.toString('base64')}`;
-  }
-  const image = noiseDataUrl;
-  return Buffer.from(
-    JSON.stringify(
-      modelABody(undefined, [
-        ...Array.from({ length: images }, () => ({ image })),
-        { text: 'the same picture, calmer' },
-      ]),
-    ),
-  );
-}
-
-/** The gateway process's resident memory now and its high-water mark, from /proc. */
-async function memoryOf(pid: number): Promise<{ rss: number; peak: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kilobytes = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
-  return { rss: (kilobytes('VmRSS') * 1024) / MB, peak: (kilobytes('VmHWM') * 1024) / MB };
 }
 
 async function memoryPeak(
@@ -205,25 +111,12 @@ async function memoryPeak(
   upstream.delayMs = 1000;
   const gateway = await startGateway(upstream);
   try {
-    const warmUp = await post(gateway, SMALL_BODY);
+    const warmUp = await postGeneration(gateway, SMALL_BODY);
     if (warmUp.status !== 200) throw new Error(`warm-up answered ${warmUp.status}`);
     await sleep(1000);
     const before = (await memoryOf(gateway.pid)).rss;
     const startLoad = load();
-    let sampled = before;
-    const sampler = setInterval(() => {
-      void memoryOf(gateway.pid).then(
-        ({ rss }) => {
-          sampled = Math.max(sampled, rss);
-        },
-        () => undefined,
-      );
-    }, 50);
-    const started = performance.now();
-    const answers = await Promise.all(Array.from({ length: requests }, () => post(gateway, body)));
-    const seconds = (performance.now() - started) / 1000;
-    clearInterval(sampler);
-    const peak = Math.max(sampled, (await memoryOf(gateway.pid)).peak);
+    const { answers, seconds, peak } = await burstOf(gateway, requests, body);
     await sleep(3000);
     const after = (await memoryOf(gateway.pid)).rss;
     return [
@@ -298,7 +191,7 @@ async function victimLatency(upstream: BodyDroppingDashScope): Promise<BenchRow[
   try {
     const sequentially = async (count: number) => {
       const answers: Answer[] = [];
-      for (let i = 0; i < count; i++) answers.push(await post(gateway, SMALL_BODY));
+      for (let i = 0; i < count; i++) answers.push(await postGeneration(gateway, SMALL_BODY));
       return answers;
     };
     await sequentially(20);
@@ -307,7 +200,7 @@ async function victimLatency(upstream: BodyDroppingDashScope): Promise<BenchRow[
     let hammering = true;
     const hammered: Answer[] = [];
     const loops = Array.from({ length: hammers }, async () => {
-      while (hammering) hammered.push(await post(gateway, big));
+      while (hammering) hammered.push(await postGeneration(gateway, big));
     });
     await sleep(2000);
     const meanwhile = await sequentially(victims);
@@ -458,10 +351,10 @@ async function drainTime(upstream: BodyDroppingDashScope): Promise<BenchRow[]> {
   upstream.delayMs = 1000;
   const gateway = await startGateway(upstream);
   try {
-    await post(gateway, SMALL_BODY);
+    await postGeneration(gateway, SMALL_BODY);
     const received = upstream.received;
     const startLoad = load();
-    const answers = Array.from({ length: inFlight }, () => post(gateway, SMALL_BODY));
+    const answers = Array.from({ length: inFlight }, () => postGeneration(gateway, SMALL_BODY));
     const waitUntil = performance.now() + 5000;
     while (upstream.received < received + inFlight && performance.now() < waitUntil)
       await sleep(10);
