@@ -3,6 +3,7 @@ import { reloadChannelsOnSignal } from './bootstrap/reload-channels-on-signal.js
 import { VERSION } from './bootstrap/version.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { generationPaths } from './domain/api-paths.js';
+import { releaseExternalMemoryAfterBursts } from './support/external-memory-release.js';
 
 async function main(): Promise<void> {
   let config;
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
   }
   const gateway = await createGateway(config);
   const { app } = gateway;
+  releaseExternalMemoryAfterBursts();
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) {

@@ -27,7 +27,7 @@ export interface GatewayHome {
 
 export async function prepareGatewayHome(
   t: TestContext,
-  upstream: FakeDashScope,
+  upstream: Pick<FakeDashScope, 'url' | 'apiKey'>,
 ): Promise<GatewayHome> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegate-home-'));
   t.after(() => rm(dataDir, { recursive: true, force: true }));
