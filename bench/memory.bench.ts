@@ -5,6 +5,7 @@
 // MB in its rows are MiB (2^20 bytes); the body size is in decimal MB.
 //   npm run bench -- memory
 //   MEMORY_BENCH_BURST=N    requests in the burst (default 16)
+//   MEMORY_BENCH_IMAGES=N   20 MiB images in each body (default 9, model A's most)
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startBodyDroppingDashScope } from '../test/helpers/body-dropping-dashscope.js';
@@ -24,7 +25,7 @@ import { ensureBuilt, startGateway } from './proxy-gateway.js';
 
 const BURST = Number(process.env.MEMORY_BENCH_BURST ?? 16);
 /** Model A's most input images, each as large as the image limit allows (20 MiB)... */
-const IMAGES_PER_BODY = 9;
+const IMAGES_PER_BODY = Number(process.env.MEMORY_BENCH_IMAGES ?? 9);
 /** ...a noise PNG of 2640 x 2640 x 3 bytes is 19.95 MiB: nine in base64 make a 251 MB body. */
 const NOISE_SIDE = 2640;
 const AFTER_S = 30;
