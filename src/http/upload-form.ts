@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream } from '@fastify/busboy';
 import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
 import { ByteLimit } from '../support/read-limited.js';
+import { discard } from '../support/stream-errors.js';
 
 /** The OSS PostObject form as the DashScope SDK posts it: text fields, then one `file` part. */
 export interface UploadForm<Checked> {
@@ -86,11 +87,11 @@ export function readUploadForm<Checked>(
     });
     parser.on('file', (name, stream: BusboyFileStream) => {
       if (settled || form !== undefined) {
-        stream.resume();
+        discard(stream);
         return;
       }
       if (name !== FILE_FIELD) {
-        stream.resume();
+        discard(stream);
         fail(invalidParameter(name, `the file part must be named "${FILE_FIELD}"`));
         return;
       }
@@ -98,7 +99,7 @@ export function readUploadForm<Checked>(
       try {
         checked = beforeFile(fields);
       } catch (error) {
-        stream.resume();
+        discard(stream);
         if (error instanceof GatewayError) fail(error);
         else {
           settled = true;
@@ -108,6 +109,9 @@ export function readUploadForm<Checked>(
       }
       const chunks: Buffer[] = [];
       let received = 0;
+      stream.on('error', () =>
+        fail(invalidParameter(FILE_FIELD, 'is cut short: the body ends inside the file part')),
+      );
       stream.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         received += chunk.length;

@@ -5,6 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationResult } from '../generation/generation-service.js';
 import type { StoredImages } from '../storage/stored-images.js';
 import { base64Chunks } from '../support/base64-chunks.js';
+import { leaveErrorsToReaders } from '../support/stream-errors.js';
 
 /** Our per-request usage in OpenAI's `usage`: images and size, and model A's token counts. */
 export interface OpenAiUsage {
@@ -67,7 +68,11 @@ export async function openImages(
   const opened = await Promise.allSettled(urls.map((url) => stored.open(url)));
   const streams: Readable[] = [];
   for (const outcome of opened)
-    if (outcome.status === 'fulfilled' && outcome.value !== undefined) streams.push(outcome.value);
+    if (outcome.status === 'fulfilled' && outcome.value !== undefined) {
+      // Read one after another: a later image may fail while an earlier one is being read.
+      leaveErrorsToReaders(outcome.value);
+      streams.push(outcome.value);
+    }
   if (streams.length === urls.length) return streams;
   for (const stream of streams) stream.destroy();
   const failure = opened.find((outcome) => outcome.status === 'rejected');

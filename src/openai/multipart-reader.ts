@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream } from '@fastify/busboy';
 import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
 import { imageTooLarge } from '../inputs/input-errors.js';
+import { discard } from '../support/stream-errors.js';
 import { type UploadedFileInfo, UploadedForm } from './uploaded-form.js';
 
 export interface MultipartLimits {
@@ -86,11 +87,11 @@ export function readMultipartForm(
     };
     parser.on('file', (field, stream, filename, _encoding, contentType) => {
       if (failed) {
-        stream.resume();
+        discard(stream);
         return;
       }
       if (typeof field !== 'string') {
-        stream.resume();
+        discard(stream);
         fail(namelessPart());
         return;
       }
@@ -98,8 +99,12 @@ export function readMultipartForm(
       if (field.startsWith('image')) imageFiles++;
       const reading = readFile(stream, { field, name, filename, contentType });
       reading.catch((error: unknown) => {
-        stream.resume();
-        fail(error instanceof GatewayError ? error : invalidParameter(name, 'could not be read'));
+        discard(stream);
+        fail(
+          error instanceof GatewayError
+            ? error
+            : invalidParameter(name, 'is cut short: the body ends inside this file part'),
+        );
       });
       files.push(reading);
     });
