@@ -1,7 +1,9 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
+import { leaveErrorsToReaders } from '../support/stream-errors.js';
 import type { InFlightBudget } from './in-flight-budget.js';
+import { whenClosed } from './when-closed.js';
 
 /** Routes that answer however loaded the gateway is: an orchestrator must still see it alive. */
 const NEVER_SHED = new Set(['/healthz', '/readyz', '/metrics']);
@@ -18,8 +20,9 @@ function overloaded(what: string): GatewayError {
  * The first hook that weighs a request (only the request id and CORS come before it): it takes
  * a place in the in-flight budget from the declared `Content-Length`, or refuses the request with
  * 503 Overloaded before any of its body is read. A body without a declared length is counted
- * while it streams in and cut off once the budget is spent. The place is given back when the
- * connection's answer is over, whatever its end.
+ * while it streams in and cut off once the budget is spent. The place is given back once, when the
+ * answer is over, whatever its end; bytes that still arrive after it (a refused body the caller
+ * keeps sending) are not counted.
  */
 export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
   let closing = false;
@@ -39,7 +42,8 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
       Number.isSafeInteger(declared) && declared > 0 && declared <= budget.maxBodyBytes
         ? declared
         : 0;
-    if (!budget.tryEnter(bodyBytes))
+    const place = budget.tryEnter(bodyBytes);
+    if (place === undefined)
       return done(
         overloaded(
           budget.requests >= budget.maxRequests
@@ -47,15 +51,9 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
             : `${budget.maxBodyBytes} bytes of request bodies in flight`,
         ),
       );
-    let held = bodyBytes;
-    reply.raw.once('close', () => budget.leave(held));
-    if (bodyBytes === 0 && request.headers['transfer-encoding'] !== undefined) {
-      request.countStreamedBody = (bytes) => {
-        if (!budget.tryAddBodyBytes(bytes)) return false;
-        held += bytes;
-        return true;
-      };
-    }
+    whenClosed(reply, () => place.leave());
+    if (bodyBytes === 0 && request.headers['transfer-encoding'] !== undefined)
+      request.countStreamedBody = (bytes) => place.tryAddBodyBytes(bytes);
     done();
   });
 
@@ -70,6 +68,8 @@ export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
       },
     });
     payload.on('error', (error) => counted.destroy(error));
+    // A route may refuse the request without reading its body (a wrong Content-Type).
+    leaveErrorsToReaders(counted);
     done(null, payload.pipe(counted));
   });
 }

@@ -15,6 +15,7 @@ import {
   type TokenedGatewayProcess,
 } from '../helpers/tokened-gateway-process.js';
 import { makePng } from '../inputs/image-fixtures.js';
+import { sendWholeBodyAnyway } from '../helpers/persistent-sender.js';
 
 const UPLOAD_URL = '/vendor/api/v1/uploads';
 /** A request that ends badly is answered or closed within this; past it the test says so. */
@@ -33,6 +34,7 @@ type Ending =
   | 'whole'
   | 'cut-then-fin'
   | 'cut-then-reset'
+  | 'cut-then-silence'
   | 'chunked-whole'
   | 'chunked-cut-then-last-chunk'
   | 'chunked-cut-then-reset'
@@ -42,6 +44,7 @@ const ENDINGS: readonly Ending[] = [
   'whole',
   'cut-then-fin',
   'cut-then-reset',
+  'cut-then-silence',
   'chunked-whole',
   'chunked-cut-then-last-chunk',
   'chunked-cut-then-reset',
@@ -115,6 +118,10 @@ function sendEnding(port: number, head: string, body: Buffer, ending: Ending): P
           break;
         case 'cut-then-reset':
           socket.write(cut, () => socket.resetAndDestroy());
+          break;
+        case 'cut-then-silence':
+          // The gateway's request time-out ends it.
+          socket.write(cut);
           break;
         case 'chunked-whole':
           socket.write(Buffer.concat([chunkFrame(body), Buffer.from('0\r\n\r\n')]));
@@ -194,6 +201,11 @@ function routes(): BodyRoute[] {
   const jsonBody = async () => JSON_BODY;
   return [
     { name: 'generation', head: json(GENERATION_URL), body: jsonBody },
+    {
+      name: 'generation with a bad token',
+      head: json(GENERATION_URL, { Authorization: 'Bearer not-a-token' }),
+      body: jsonBody,
+    },
     {
       name: 'generation as SSE',
       head: json(GENERATION_URL, { 'X-DashScope-SSE': 'enable' }),
@@ -315,6 +327,60 @@ describe('request bodies that end badly, sent to a gateway process', () => {
     }
     await assertStillServing();
     await assertGaugesBackToZero();
+  });
+
+  it('gives back the body bytes of refused chunked forms whose callers keep sending', async () => {
+    // No credentials: a made-up policy and Signature, refused 401 once the fields are read.
+    const bogusUpload = encodeForm([
+      { name: 'OSSAccessKeyId', value: 'imagegate' },
+      { name: 'Signature', value: 'bogus' },
+      { name: 'policy', value: Buffer.from('{"made":"up"}').toString('base64') },
+      { name: 'key', value: 'x/y.png' },
+      { name: 'file', value: Buffer.alloc(256 * 1024, 1), filename: 'y.png' },
+    ]);
+    // Refused at its 33rd field, with more to come.
+    const tooManyFields = encodeForm([
+      ...Array.from({ length: 41 }, (_, field) => ({
+        name: `field${field}`,
+        value: 'v'.repeat(8 * 1024),
+      })),
+      { name: 'image', value: pngBytes, filename: 'in.png' },
+    ]);
+    const sends = [
+      {
+        head: headOf('POST', UPLOAD_URL, { 'Content-Type': bogusUpload.contentType }),
+        form: bogusUpload,
+      },
+      {
+        head: headOf('POST', '/v1/images/edits', {
+          Authorization: gateway.authorization,
+          'Content-Type': tooManyFields.contentType,
+        }),
+        form: tooManyFields,
+      },
+    ];
+    const statuses: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const answers = await Promise.all(
+        sends.flatMap(({ head, form }) =>
+          Array.from({ length: 4 }, () =>
+            sendWholeBodyAnyway(gateway.port, {
+              head,
+              body: form.body,
+              framing: 'chunked',
+              writeBytes: 16 * 1024,
+            }),
+          ),
+        ),
+      );
+      statuses.push(...answers.map((answer) => answer.status));
+    }
+    await assertGaugesBackToZero();
+    // 0: the connection ended before an answer could be read.
+    assert.ok(
+      statuses.every((status) => [0, 400, 401].includes(status)),
+      String(statuses),
+    );
   });
 
   async function assertGaugesBackToZero(): Promise<void> {
