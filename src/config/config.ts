@@ -32,6 +32,9 @@ export interface Config {
   listenBacklog: number;
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
+  lingeringTimeMs: number;
+  lingeringTimeoutMs: number;
+  lingeringMaxBytes: number;
   maxImageFetches: number;
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
   databaseLimits: DatabaseLimits;

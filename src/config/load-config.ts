@@ -63,6 +63,9 @@ export function loadConfig(env: Environment = process.env): Config {
     listenBacklog: read(SETTINGS.listenBacklog),
     requestTimeoutMs: read(SETTINGS.requestTimeoutMs),
     shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs),
+    lingeringTimeMs: read(SETTINGS.lingeringTimeMs),
+    lingeringTimeoutMs: read(SETTINGS.lingeringTimeoutMs),
+    lingeringMaxBytes: read(SETTINGS.lingeringMaxBytes),
     maxImageFetches: read(SETTINGS.maxImageFetches),
     database:
       databaseUrl === undefined

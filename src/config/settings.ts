@@ -143,6 +143,30 @@ export const SETTINGS = {
     description:
       'On SIGTERM or SIGINT, how long requests in flight may finish before their connections are closed; then the ledger is flushed and the process exits 0.',
   }),
+  lingeringTimeMs: setting({
+    env: 'IMAGEGATE_LINGERING_TIME_MS',
+    file: 'lingering_time_ms',
+    parse: integerSetting(0, 600_000),
+    default: 30_000,
+    description:
+      'After an answer sent before its request body was read (a refusal), how long the rest of the body is still read and dropped so that the caller can read the answer; then the connection is closed.',
+  }),
+  lingeringTimeoutMs: setting({
+    env: 'IMAGEGATE_LINGERING_TIMEOUT_MS',
+    file: 'lingering_timeout_ms',
+    parse: integerSetting(0, 600_000),
+    default: 5000,
+    description:
+      'While a refused body is read and dropped, the longest wait for its next bytes before the connection is closed.',
+  }),
+  lingeringMaxBytes: setting({
+    env: 'IMAGEGATE_LINGERING_MAX_BYTES',
+    file: 'lingering_max_bytes',
+    parse: integerSetting(0, 64 * 1024 * 1024 * 1024),
+    default: 64 * 1024 * 1024,
+    description:
+      'Most bytes of a refused body read and dropped after its answer before the connection is closed. They are never held or counted in the in-flight budget.',
+  }),
   maxImageFetches: setting({
     env: 'IMAGEGATE_MAX_IMAGE_FETCHES',
     file: 'max_image_fetches',

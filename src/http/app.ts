@@ -20,11 +20,12 @@ import {
 } from './unrouted-requests.js';
 import { finishedRequestReporter, reportFinishedRequests } from './finished-requests-hook.js';
 import { requestIdFor } from './request-id.js';
-import { answerClientError } from './client-error.js';
+import { clientErrorAnswerer } from './client-error.js';
 import { InFlightBudget } from './in-flight-budget.js';
 import { shedLoad } from './load-shedding.js';
 import { closeQuietConnectionsOnClose } from './quiet-connections.js';
 import { closeBusyConnectionsWhenAnswered } from './busy-connections.js';
+import { LingeringConnections } from './lingering-close.js';
 import { refuseEncodedBodies } from './content-encoding.js';
 import { allowCrossOrigin } from './cors.js';
 import { KEEP_ALIVE_MS } from './event-stream-reply.js';
@@ -53,7 +54,13 @@ import { reportServerTiming } from './server-timing-hook.js';
 /** Settings whose defaults suit tests of the bare HTTP layer, which leave them out. */
 type LoadSettings = Pick<
   Config,
-  'maxInFlightRequests' | 'maxInFlightBodyBytes' | 'maxConnections' | 'requestTimeoutMs'
+  | 'maxInFlightRequests'
+  | 'maxInFlightBodyBytes'
+  | 'maxConnections'
+  | 'requestTimeoutMs'
+  | 'lingeringTimeMs'
+  | 'lingeringTimeoutMs'
+  | 'lingeringMaxBytes'
 >;
 /** Settings of the front doors whose defaults suit those tests too. */
 type FrontDoorSettings = Pick<Config, 'modelAliases' | 'corsOrigins'>;
@@ -117,8 +124,16 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     maxInFlightBodyBytes: deps.config.maxInFlightBodyBytes ?? SETTINGS.maxInFlightBodyBytes.default,
     maxConnections: deps.config.maxConnections ?? SETTINGS.maxConnections.default,
     requestTimeoutMs: deps.config.requestTimeoutMs ?? SETTINGS.requestTimeoutMs.default,
+    lingeringTimeMs: deps.config.lingeringTimeMs ?? SETTINGS.lingeringTimeMs.default,
+    lingeringTimeoutMs: deps.config.lingeringTimeoutMs ?? SETTINGS.lingeringTimeoutMs.default,
+    lingeringMaxBytes: deps.config.lingeringMaxBytes ?? SETTINGS.lingeringMaxBytes.default,
   };
   const reportFinished = finishedRequestReporter(deps.metrics?.gateway);
+  const lingering = new LingeringConnections({
+    timeMs: load.lingeringTimeMs,
+    timeoutMs: load.lingeringTimeoutMs,
+    maxBytes: load.lingeringMaxBytes,
+  });
   const app = Fastify({
     logger: {
       level: deps.config.logLevel,
@@ -135,7 +150,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       headersTimeout: Math.min(HEADERS_TIMEOUT_MS, load.requestTimeoutMs),
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorAnswerer(lingering),
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER_CHARACTERS },
     frameworkErrors: frameworkErrorHandler(deps.config.routePrefix, reportFinished),
     // One line per request (reportFinishedRequests) instead of Fastify's two.
@@ -164,6 +179,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   );
   closeQuietConnectionsOnClose(app);
   closeBusyConnectionsWhenAnswered(app);
+  lingering.register(app);
   refuseEncodedBodies(app);
   reportFinishedRequests(app, reportFinished);
   app.setErrorHandler(handleError);

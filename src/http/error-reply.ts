@@ -1,19 +1,10 @@
-import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors/error-table.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
 import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../store/database-unavailable.js';
 import { bodyErrors } from './body-errors.js';
-
-/**
- * A refused request's body of at most this many bytes is read and dropped, so that its caller
- * keeps the connection (a rate-limited caller would otherwise reconnect for every 429); a larger
- * one is never waited for.
- */
-const DRAINED_BODY_MAX_BYTES = 64 * 1024;
-/** How long the rest of such a body may take; a caller that does not send it loses the connection. */
-const DRAIN_WAIT_MS = 1000;
+import { lingeringOf } from './lingering-close.js';
 
 /** Fastify's own request errors, translated into the gateway's error table. */
 function fromFastifyError(error: FastifyError): GatewayError | undefined {
@@ -68,35 +59,11 @@ export function sendError(
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   for (const [name, value] of Object.entries(shape.headers?.(error) ?? {}))
     reply.header(name, value);
-  // Refused before its body arrived: a small body is read and dropped (Node does it once the
-  // answer is sent), within a short wait; a large one is not waited for.
-  const request = reply.request.raw;
-  if (!request.complete) {
-    const declared = declaredBodyBytes(request);
-    if (declared > DRAINED_BODY_MAX_BYTES) reply.header('connection', 'close');
-    else if (declared > 0) closeUnlessCompleteWithin(request, DRAIN_WAIT_MS);
-  }
+  lingeringOf(reply)?.beforeAnswer(reply);
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
     .send(shape.body(error, reply.request.id));
-}
-
-/** The body's declared length; chunks of unknown length count as unbounded. */
-function declaredBodyBytes(request: IncomingMessage): number {
-  const { headers } = request;
-  if (headers['transfer-encoding'] !== undefined) return Number.POSITIVE_INFINITY;
-  return Number(headers['content-length'] ?? 0);
-}
-
-function closeUnlessCompleteWithin(request: IncomingMessage, ms: number): void {
-  // Destroying an incomplete request destroys its socket (a request made by Fastify's inject
-  // has none, and is only ended).
-  const timer = setTimeout(() => {
-    if (!request.complete) request.destroy();
-  }, ms);
-  timer.unref();
-  request.once('close', () => clearTimeout(timer));
 }
 
 /** The error table's entry for anything a handler or hook threw; unexpected errors are logged. */

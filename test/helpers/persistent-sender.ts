@@ -15,7 +15,8 @@ export interface PersistentSend {
   /** The request head up to its last header, each line ending CRLF; the length header is added. */
   head: string;
   body: Buffer;
-  framing: 'length' | 'chunked';
+  /** `as-is`: the head says how the body is framed, and the body is sent as it is. */
+  framing: 'length' | 'chunked' | 'as-is';
   /** Bytes per write (and per chunk when chunked). */
   writeBytes?: number;
   /** Gives up this long after the start, resolving with what arrived. */
@@ -71,11 +72,12 @@ export function sendWholeBodyAnyway(port: number, send: PersistentSend): Promise
       settle();
     });
     socket.on('connect', () => {
-      const length =
-        send.framing === 'chunked'
-          ? 'Transfer-Encoding: chunked'
-          : `Content-Length: ${send.body.length}`;
-      socket.write(`${send.head}${length}\r\n\r\n`);
+      const length = {
+        chunked: 'Transfer-Encoding: chunked\r\n',
+        length: `Content-Length: ${send.body.length}\r\n`,
+        'as-is': '',
+      }[send.framing];
+      socket.write(`${send.head}${length}\r\n`);
       let offset = 0;
       const writeMore = () => {
         while (offset < send.body.length && !socket.destroyed) {

@@ -41,7 +41,9 @@ describe('a bad day at the front door', () => {
     assert.equal(refused.status, 503);
     assert.equal(JSON.parse(refused.body).code, 'Overloaded');
     assert.equal(refused.headers['retry-after'], '1');
-    assert.equal(refused.headers.connection, 'close');
+    // Closed after the answer by lingering, not by a Connection: close that Node would act on
+    // before the caller could read the answer.
+    assert.equal(refused.headers.connection, undefined);
     assert.equal(refused.closedByServer, true, 'the unsent 10 MB body is not waited for');
     const health = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.equal(health.status, 200);
@@ -131,7 +133,7 @@ describe('a bad day at the front door', () => {
       { body: '{"model"' },
     );
     assert.equal(refused.status, 401);
-    assert.equal(refused.headers.connection, 'close');
+    assert.equal(refused.headers.connection, undefined);
     assert.equal(refused.closedByServer, true);
   });
 
