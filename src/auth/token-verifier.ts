@@ -21,6 +21,7 @@ import {
   isExternalTokenId,
   unrecordableIdentity,
 } from './external-identity.js';
+import { echoQuoted } from '../errors/echo.js';
 
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256'];
 /** Tolerated clock difference between the token's issuer and this node, for exp and nbf. */
@@ -117,7 +118,7 @@ export class TokenVerifier implements TokenStanding {
     ) {
       return this.verifyExternalToken(token);
     }
-    throw unauthorized(`token algorithm ${JSON.stringify(algorithm ?? null)} is not accepted`);
+    throw unauthorized(`token algorithm ${echoQuoted(algorithm ?? null)} is not accepted`);
   }
 
   async checkStanding(tokenId: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { type ErrorCode, statusOf } from './error-table.js';
+import { echo } from './echo.js';
 
 /** An error meant for the caller: its code comes from the error table, its message is safe to show. */
 export class GatewayError extends Error {
@@ -16,7 +17,7 @@ export class GatewayError extends Error {
 }
 
 export function invalidParameter(path: string, problem: string): GatewayError {
-  return new GatewayError('InvalidParameter', path === '' ? problem : `${path}: ${problem}`);
+  return new GatewayError('InvalidParameter', path === '' ? problem : `${echo(path)}: ${problem}`);
 }
 
 export interface ErrorBody {

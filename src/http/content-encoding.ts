@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
+import { echo } from '../errors/echo.js';
 
 /**
  * Bodies are accepted uncompressed only. Without this check a gzip body would be refused as "not
@@ -13,7 +14,7 @@ export function refuseEncodedBodies(app: FastifyInstance): void {
     done(
       new GatewayError(
         'UnsupportedMediaType',
-        `Content-Encoding: ${encoding.slice(0, 40)} is not accepted; send the body uncompressed`,
+        `Content-Encoding: ${echo(encoding)} is not accepted; send the body uncompressed`,
       ),
     );
   });

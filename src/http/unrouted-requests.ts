@@ -4,6 +4,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { ReportFinished } from './finished-requests-hook.js';
 import { type ErrorShape, GATEWAY_ERROR_SHAPE, gatewayErrorOf, sendError } from './error-reply.js';
 import { OPENAI_ERROR_SHAPE } from './routes/openai-routes.js';
+import { echo } from '../errors/echo.js';
 
 /** Fastify's `maxParamLength`, left at its default: longer than any id a path names. */
 export const MAX_PATH_PARAMETER_CHARACTERS = 100;
@@ -18,7 +19,7 @@ export function answerUnroutedRequests(app: FastifyInstance, routePrefix: string
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendError(
       reply,
-      new GatewayError('NotFound', `no route for ${request.method} ${pathOf(request)}`),
+      new GatewayError('NotFound', `no route for ${echo(request.method)} ${echo(pathOf(request))}`),
       shapeOf(request),
     );
   app.setNotFoundHandler(notFound);

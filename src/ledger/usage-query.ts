@@ -7,6 +7,7 @@ import {
   type UsageSummary,
 } from '../domain/usage-filter.js';
 import type { UsageRow } from '../domain/usage-row.js';
+import { echoQuoted } from '../errors/echo.js';
 
 /** A question to the usage ledger, as the CLI and GET /admin/usage both ask it. */
 export interface UsageQuery {
@@ -76,7 +77,7 @@ export function readUsageQuery(
     if (time === undefined)
       throw new UsageQueryError(
         names[field],
-        `must be a date (2024-05-01), an ISO 8601 time or a duration back from now (24h, 7d), got "${value}"`,
+        `must be a date (2024-05-01), an ISO 8601 time or a duration back from now (24h, 7d), got ${echoQuoted(value)}`,
       );
     return time;
   };
@@ -84,7 +85,7 @@ export function readUsageQuery(
   if (grouping !== undefined && !(USAGE_GROUPINGS as readonly string[]).includes(grouping))
     throw new UsageQueryError(
       names.groupBy,
-      `must be one of ${USAGE_GROUPINGS.join(', ')}, got "${grouping}"`,
+      `must be one of ${USAGE_GROUPINGS.join(', ')}, got ${echoQuoted(grouping)}`,
     );
   let limit = DEFAULT_ROW_LIMIT;
   if (text.limit !== undefined) {

@@ -3,6 +3,7 @@ import type { ModelAliases } from '../domain/model-aliases.js';
 import { validateRequest } from '../validate/validate-request.js';
 import { COMMON_FIELDS, EXTRA_FIELDS, MASK_REFUSAL, OPTION_RULES } from './openai-fields.js';
 import { fieldError, inOpenAiTerms } from './openai-terms.js';
+import { echo, echoQuoted } from '../errors/echo.js';
 
 export type ResponseFormat = 'url' | 'b64_json';
 
@@ -49,7 +50,7 @@ function sizeParameter(size: unknown): unknown {
   if (PRESETS.has(size)) return size;
   throw fieldError(
     'size',
-    `must be auto, WIDTHxHEIGHT such as 1024x1024, or (gen-2.7-image-pro) 1K, 2K or 4K; got ${JSON.stringify(size.slice(0, 40))}`,
+    `must be auto, WIDTHxHEIGHT such as 1024x1024, or (gen-2.7-image-pro) 1K, 2K or 4K; got ${echoQuoted(size)}`,
   );
 }
 
@@ -66,7 +67,7 @@ function checkFieldNames(body: Record<string, unknown>, route: ImageRoute): void
       );
     const base = /^([a-z_]+)\[/.exec(name)?.[1];
     if (base !== undefined && (EXTRA_FIELDS as readonly string[]).includes(base))
-      throw fieldError(name, `send ${base} as JSON text in one form field`);
+      throw fieldError(name, `send ${echo(base)} as JSON text in one form field`);
     throw fieldError(name, `is not a field of /v1/images/${route}`);
   }
 }

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { OpenAiFieldError } from './openai-error.js';
+import { echo } from '../errors/echo.js';
 
 /** Where the translation puts the prompt and the images in the DashScope-shaped body. */
 export const PROMPT_PATH = 'input.messages[0].content[0].text';
@@ -39,5 +40,6 @@ export function inOpenAiTerms(error: unknown, imageNames: readonly string[]): un
 
 /** A refusal of an OpenAI request field, made by the translation itself. */
 export function fieldError(param: string, problem: string): OpenAiFieldError {
-  return new OpenAiFieldError('InvalidParameter', `${param}: ${problem}`, param);
+  const named = echo(param);
+  return new OpenAiFieldError('InvalidParameter', `${named}: ${problem}`, named);
 }

@@ -13,6 +13,7 @@ import { PerKeySlots } from '../support/per-key-slots.js';
 import { holdsControlCharacter } from '../support/stored-text.js';
 import { validateRequest } from '../validate/validate-request.js';
 import { mayRead, ownerOf, principalOfTask } from './task-owner.js';
+import { echo } from '../errors/echo.js';
 
 /** Tasks and their images expire together: 24 hours after the task ends. */
 export const TASK_RESULT_TTL_MS = IMAGE_URL_VALIDITY_SECONDS * 1000;
@@ -209,7 +210,7 @@ function queueRefusal(place: Exclude<QueuePlace, 'stored'>, bound: number): Gate
 }
 
 function noSuchTask(taskId: string): GatewayError {
-  return new GatewayError('NotFound', `no task ${taskId} for this token`);
+  return new GatewayError('NotFound', `no task ${echo(taskId)} for this token`);
 }
 
 function notCancelable(taskId: string, state: TaskState): GatewayError {

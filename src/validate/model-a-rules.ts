@@ -8,6 +8,7 @@ import type {
 import { invalidParameter } from '../errors/gateway-error.js';
 import { readPalette } from './palette.js';
 import { customSizeProblem, parseCustomSize } from './sizes.js';
+import { echoQuoted } from '../errors/echo.js';
 
 export const MODEL_A_MAX_IMAGES = 9;
 const NORMAL_MAX_N = 4;
@@ -83,7 +84,7 @@ function readSize(text: string, textToImage: boolean): ModelASize {
   if (custom === undefined) {
     throw invalidParameter(
       'parameters.size',
-      `must be a preset (1K, 2K, 4K) or <width>*<height>, got ${JSON.stringify(text)}`,
+      `must be a preset (1K, 2K, 4K) or <width>*<height>, got ${echoQuoted(text)}`,
     );
   }
   const problem = textToImage

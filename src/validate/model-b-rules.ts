@@ -7,6 +7,7 @@ import type {
 import { invalidParameter } from '../errors/gateway-error.js';
 import { truncateCodePoints } from './code-points.js';
 import { customSizeProblem, parseCustomSize } from './sizes.js';
+import { echoQuoted } from '../errors/echo.js';
 
 export const MODEL_B_MAX_IMAGES = 3;
 export const MAX_NEGATIVE_PROMPT_CODE_POINTS = 500;
@@ -41,10 +42,7 @@ export function readModelBParameters(
 function readSize(text: string): PixelSize {
   const size = parseCustomSize(text);
   if (size === undefined) {
-    throw invalidParameter(
-      'parameters.size',
-      `must be <width>*<height>, got ${JSON.stringify(text)}`,
-    );
+    throw invalidParameter('parameters.size', `must be <width>*<height>, got ${echoQuoted(text)}`);
   }
   const problem = customSizeProblem(size, 512, 2048, '');
   if (problem !== undefined) throw invalidParameter('parameters.size', problem);

@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { GatewayError } from '../errors/gateway-error.js';
 import { childPath, jsonPointerToPath } from './json-path.js';
+import { echo } from '../errors/echo.js';
 
 /** One way a value breaks its schema: the JSON path of the offending part, and what is wrong. */
 export interface SchemaProblem {
@@ -63,7 +64,7 @@ export function compileSchemaCheck(schema: TSchema, describeUnknownField: string
     const [problem = { path: '', text: 'is invalid' }] = checked.problems;
     return new GatewayError(
       'InvalidParameter',
-      problem.path === '' ? problem.text : `${problem.path}: ${problem.text}`,
+      problem.path === '' ? problem.text : `${echo(problem.path)}: ${problem.text}`,
     );
   };
 }

@@ -16,6 +16,7 @@ import {
 } from './model-b-rules.js';
 import { ModelARequestSchema, ModelBRequestSchema } from './request-schemas.js';
 import { compileSchemaCheck } from './schema-check.js';
+import { echoQuoted } from '../errors/echo.js';
 
 const checkModelA = compileSchemaCheck(ModelARequestSchema, `is not a field of model ${MODEL_A}`);
 const checkModelB = compileSchemaCheck(ModelBRequestSchema, `is not a field of model ${MODEL_B}`);
@@ -76,7 +77,7 @@ export function validateRequest(
     aliases.size === 0 ? '' : ` or an alias of one (${[...aliases.keys()].join(', ')})`;
   throw invalidParameter(
     'model',
-    `must be one of ${MODEL_IDS.join(', ')}${aliasList}, got ${JSON.stringify(model.slice(0, 100))}`,
+    `must be one of ${MODEL_IDS.join(', ')}${aliasList}, got ${echoQuoted(model)}`,
   );
 }
 

@@ -28,6 +28,7 @@ import { accountOf } from '../ledger-hooks.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { runGeneration } from '../run-generation.js';
 import { whenClosed } from '../when-closed.js';
+import { echoQuoted } from '../../errors/echo.js';
 
 /** docs/openai.md: OpenAI's error body, and `x-should-retry` where a retry cannot help. */
 export const OPENAI_ERROR_SHAPE: ErrorShape = {
@@ -191,7 +192,7 @@ export function registerOpenAiModelRoutes(
         if (!(await idsFor(request)).includes(id))
           throw new GatewayError(
             'NotFound',
-            `model ${JSON.stringify(id.slice(0, 100))} does not exist or this token may not use it`,
+            `model ${echoQuoted(id)} does not exist or this token may not use it`,
           );
         return modelEntry(id);
       });

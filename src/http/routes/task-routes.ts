@@ -11,6 +11,7 @@ import { CallerGone } from '../../errors/caller-gone.js';
 import { authenticateRequests, principalOf } from '../authentication-hook.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { whenClosed } from '../when-closed.js';
+import { echoQuoted } from '../../errors/echo.js';
 
 export interface TaskRoutesOptions {
   routePrefix: string;
@@ -116,7 +117,7 @@ function timeOf(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const time = parseFilterTime(text);
   if (time === undefined)
-    throw invalidParameter(name, `must be a UTC time as YYYYMMDDhhmmss, got "${text}"`);
+    throw invalidParameter(name, `must be a UTC time as YYYYMMDDhhmmss, got ${echoQuoted(text)}`);
   return time;
 }
 
@@ -130,6 +131,9 @@ function integerOf(
   if (text === undefined) return fallback;
   const value = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
   if (!(value >= min && value <= max))
-    throw invalidParameter(name, `must be an integer from ${min} to ${max}, got "${text}"`);
+    throw invalidParameter(
+      name,
+      `must be an integer from ${min} to ${max}, got ${echoQuoted(text)}`,
+    );
   return value;
 }

@@ -20,6 +20,7 @@ import type { UploadStore } from '../../storage/upload-store.js';
 import { principalOf } from '../authentication-hook.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { maxFormBytes, readUploadForm } from '../upload-form.js';
+import { echoQuoted } from '../../errors/echo.js';
 
 export interface UploadRouteOptions {
   routePrefix: string;
@@ -129,14 +130,14 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
           if (action !== 'getPolicy')
             throw invalidParameter(
               'action',
-              `must be getPolicy, got ${JSON.stringify(action ?? null)}`,
+              `must be getPolicy, got ${echoQuoted(action ?? null)}`,
             );
           const model = queryText(request.query, 'model');
           const modelId = resolveModel(model, options.modelAliases);
           if (modelId === undefined)
             throw invalidParameter(
               'model',
-              `must be one of ${MODEL_IDS.join(', ')} or an alias of one, got ${JSON.stringify(model ?? null)}`,
+              `must be one of ${MODEL_IDS.join(', ')} or an alias of one, got ${echoQuoted(model ?? null)}`,
             );
           const owner = principalOf(request).tokenId;
           if (owner === undefined)

@@ -11,6 +11,7 @@ import {
 } from '../../ledger/usage-query.js';
 import { requireAdmin } from '../admin-auth.js';
 import type { Authenticator } from '../../auth/authenticator.js';
+import { echoQuoted } from '../../errors/echo.js';
 
 export interface UsageRouteOptions {
   authenticator: Authenticator;
@@ -40,7 +41,7 @@ export function registerUsageRoute(app: FastifyInstance, options: UsageRouteOpti
       const parameters = readParameters(request.query);
       const format = parameters.format ?? 'json';
       if (format !== 'json' && format !== 'csv')
-        throw invalidParameter('format', `must be json or csv, got "${format}"`);
+        throw invalidParameter('format', `must be json or csv, got ${echoQuoted(format)}`);
       let query;
       try {
         query = readUsageQuery(
