@@ -4,6 +4,7 @@ import { DeferredLog } from '../support/log.js';
 import { type AdmissionServices, openAdmission } from './open-admission.js';
 import type { Config } from '../config/config.js';
 import { createRouter } from '../channels/create-router.js';
+import { LocalEngine } from '../engine/local/local-engine.js';
 import type { ReloadableRouter } from '../channels/reloadable-router.js';
 import { GenerationPipeline } from '../generation/generation-pipeline.js';
 import { readinessOf } from '../health/readiness.js';
@@ -68,23 +69,25 @@ export async function createGateway(
     now,
   });
   const { workers, queueLimit } = config.localEngine;
+  const localEngine = new LocalEngine({
+    ...(workers === undefined ? {} : { workers }),
+    ...(queueLimit === undefined ? {} : { queueLimit }),
+  });
   const channels = createRouter(config, {
     results: storage.results,
     log,
     now,
-    localEngine: {
-      ...(workers === undefined ? {} : { workers }),
-      ...(queueLimit === undefined ? {} : { queueLimit }),
-    },
+    sharedLocalEngine: localEngine,
+  });
+  const inputs = createInputLoader({
+    allowPrivateAddresses: config.allowPrivateImageUrls,
+    connectTimeoutMs: config.imageConnectTimeoutMs,
+    totalTimeoutMs: config.imageFetchTimeoutMs,
+    maxConcurrentFetches: config.maxImageFetches,
+    stored: storage.storedInputs,
   });
   const generation = new GenerationPipeline({
-    inputs: createInputLoader({
-      allowPrivateAddresses: config.allowPrivateImageUrls,
-      connectTimeoutMs: config.imageConnectTimeoutMs,
-      totalTimeoutMs: config.imageFetchTimeoutMs,
-      maxConcurrentFetches: config.maxImageFetches,
-      stored: storage.storedInputs,
-    }),
+    inputs,
     admission: admission.admission,
     engine: channels,
     results: storage.results,
@@ -100,6 +103,8 @@ export async function createGateway(
   const metrics = new GatewayMetrics();
   metrics.observeChannels(() => channels.status());
   metrics.observeLedgerQueue(() => admission.ledger.pending);
+  metrics.observeImageFetches(() => inputs.fetches());
+  metrics.observeRenderJobs(() => localEngine.jobs());
   const app = buildApp({
     config,
     authenticator: services.tokenVerifier,

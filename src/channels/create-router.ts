@@ -20,12 +20,14 @@ export interface CreateRouterOptions {
   createLocalEngine?: () => Engine<PngImage>;
   /** How the shared LocalEngine is sized, when the caller supplies none. */
   localEngine?: LocalEngineOptions;
+  /** The LocalEngine all local channels share, made by the caller (who reads its jobs). */
+  sharedLocalEngine?: LocalEngine;
 }
 
 /**
  * The gateway's engine: the configured channels behind one reloadable router. Unless the caller
  * supplies its own, all local channels share one LocalEngine (one pool of worker threads, across
- * reloads too), which closing the router closes.
+ * reloads too), which closing the router closes, whoever made it.
  */
 export function createRouter(
   config: ChannelSetConfig,
@@ -39,17 +41,17 @@ export function createRouter(
       log: options.log ?? silentLog,
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,
-      ...localEngineDependencies(options.createLocalEngine, options.localEngine),
+      ...localEngineDependencies(options),
       ...(options.monotonicNow === undefined ? {} : { monotonicNow: options.monotonicNow }),
     },
   );
 }
 
 function localEngineDependencies(
-  createLocalEngine: (() => Engine<PngImage>) | undefined,
-  sizing: LocalEngineOptions | undefined,
+  options: CreateRouterOptions,
 ): Pick<ReloadableRouterDependencies, 'createLocalEngine' | 'closeLocalEngine'> {
+  const { createLocalEngine } = options;
   if (createLocalEngine !== undefined) return { createLocalEngine };
-  const shared = new LocalEngine(sizing);
+  const shared = options.sharedLocalEngine ?? new LocalEngine(options.localEngine);
   return { createLocalEngine: () => shared, closeLocalEngine: () => shared.close() };
 }

@@ -211,6 +211,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       routePrefix: deps.config.routePrefix,
       authenticator: deps.authenticator,
       modelAliases,
+      inFlight: gauges?.uploadsInFlight,
     });
   const now = deps.now ?? Date.now;
   if (deps.usage !== undefined)
@@ -236,6 +237,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         tasks: deps.tasks,
         keepAliveMs: deps.eventStreamKeepAliveMs ?? KEEP_ALIVE_MS,
         origins,
+        openEventStreams: gauges?.eventStreamsOpen,
       });
     },
   );

@@ -5,6 +5,7 @@ import type { GenerationRequest } from '../domain/generation-request.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import type { StreamEventData } from '../generation/stream-events.js';
 import type { RequestAccount } from '../ledger/request-account.js';
+import type { LevelGauge } from '../metrics/level-gauge.js';
 import { gatewayErrorOf } from './error-reply.js';
 import { errorEvent, EVENT_STREAM_TYPE, KEEP_ALIVE_COMMENT, resultEvent } from './sse-framing.js';
 
@@ -53,6 +54,8 @@ export class EventStreamReply {
     private readonly reply: FastifyReply,
     private readonly account: RequestAccount,
     keepAliveMs: number,
+    /** Streams started and not yet closed, moved up at the start and down at the close. */
+    private readonly openStreams: LevelGauge | undefined,
   ) {
     this.keepAlive = setInterval(() => this.write(KEEP_ALIVE_COMMENT), keepAliveMs);
   }
@@ -105,6 +108,7 @@ export class EventStreamReply {
   private start(): PassThrough {
     const body = new PassThrough();
     this.body = body;
+    this.countWhileOpen();
     void this.reply
       .code(200)
       .type(EVENT_STREAM_TYPE)
@@ -112,5 +116,14 @@ export class EventStreamReply {
       .header('x-accel-buffering', 'no')
       .send(body);
     return body;
+  }
+
+  /** The answer's close, however it comes (ended, caller gone, timed out), happens once. */
+  private countWhileOpen(): void {
+    const openStreams = this.openStreams;
+    const response = this.reply.raw;
+    if (openStreams === undefined || response.closed) return;
+    openStreams.inc();
+    response.once('close', () => openStreams.dec());
   }
 }

@@ -36,6 +36,15 @@ export interface InputLoaderOptions {
   stored?: StoredInputs;
 }
 
+/** The inputs stage, and what its URL fetches hold for GET /metrics to read. */
+export interface FetchingInputLoader extends InputLoader {
+  /**
+   * URL fetches under way in this process now, and fetches waiting for a place among them
+   * (`maxConcurrentFetches`).
+   */
+  fetches(): { running: number; waiting: number };
+}
+
 const OSS_HEADER = 'X-DashScope-OssResourceResolve: enable';
 
 function bytesOf(read: StoredInputRead, path: string, maxBytes: number): Buffer {
@@ -49,7 +58,7 @@ const FETCHES_PER_REQUEST = 3;
 const DEFAULT_MAX_CONCURRENT_FETCHES = 32;
 
 /** Builds the inputs stage from operator settings. */
-export function createInputLoader(options: InputLoaderOptions): InputLoader {
+export function createInputLoader(options: InputLoaderOptions): FetchingInputLoader {
   const settings: FetchSettings = {
     policy: addressPolicy(options.allowPrivateAddresses),
     resolveHost: resolveWithSystemDns,
@@ -115,6 +124,7 @@ export function createInputLoader(options: InputLoaderOptions): InputLoader {
   }
 
   return {
+    fetches: () => ({ running: processFetches.holders, waiting: processFetches.waiters }),
     async load(
       images: readonly InputImage[],
       cancellation: Cancellation,

@@ -4,6 +4,7 @@ import { CHANNEL_HEALTH_STATES, type ChannelSnapshot } from './channel-snapshot.
 import type { LevelGauge } from './level-gauge.js';
 import { processMetrics } from './process-metrics.js';
 import type { RequestOutcome } from './request-outcome.js';
+import { NO_WORK, type WorkLevels } from './work-levels.js';
 
 /** Overhead is milliseconds when all is well; the upper buckets catch a stalled database or disk. */
 const OVERHEAD_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -23,8 +24,10 @@ export class GatewayMetrics {
   readonly inFlightRequests: LevelGauge;
   /** Request body bytes held in memory now; moved by whoever reads and frees them. */
   readonly inFlightBodyBytes: LevelGauge;
-  /** Jobs waiting for a local render thread; set by whoever watches the render queue. */
-  readonly renderQueueDepth: LevelGauge;
+  /** Event streams started and not yet closed; moved by whoever answers with one. */
+  readonly eventStreamsOpen: LevelGauge;
+  /** Upload forms being read, checked and saved; moved by the upload route. */
+  readonly uploadsInFlight: LevelGauge;
 
   private readonly registry = new Registry();
   private readonly scraped: Registry;
@@ -64,6 +67,8 @@ export class GatewayMetrics {
   ];
   private readChannels: () => readonly ChannelSnapshot[] = () => [];
   private readLedgerQueue: () => number = () => 0;
+  private readImageFetches: () => WorkLevels = () => NO_WORK;
+  private readRenderJobs: () => WorkLevels = () => NO_WORK;
 
   constructor() {
     const registers = [this.registry];
@@ -77,9 +82,14 @@ export class GatewayMetrics {
       help: 'Request body bytes held in memory.',
       registers,
     });
-    this.renderQueueDepth = new Gauge({
-      name: 'imagegate_render_queue_depth',
-      help: 'Jobs waiting for a local render thread.',
+    this.eventStreamsOpen = new Gauge({
+      name: 'imagegate_event_streams_open',
+      help: 'Event-stream answers started and not yet closed.',
+      registers,
+    });
+    this.uploadsInFlight = new Gauge({
+      name: 'imagegate_uploads_in_flight',
+      help: 'Upload forms being read, checked and saved.',
       registers,
     });
     this.registerScrapedState(registers);
@@ -94,6 +104,16 @@ export class GatewayMetrics {
   /** Usage rows waiting to be written, as they stand at each scrape. */
   observeLedgerQueue(read: () => number): void {
     this.readLedgerQueue = read;
+  }
+
+  /** Input image URL fetches under way and waiting for a place, as they stand at each scrape. */
+  observeImageFetches(read: () => WorkLevels): void {
+    this.readImageFetches = read;
+  }
+
+  /** Local engine jobs rendering and waiting for a turn, as they stand at each scrape. */
+  observeRenderJobs(read: () => WorkLevels): void {
+    this.readRenderJobs = read;
   }
 
   requestFinished(outcome: RequestOutcome): void {
@@ -180,6 +200,40 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(ledgerQueue());
+      },
+    });
+    const imageFetches = () => this.readImageFetches();
+    new Gauge({
+      name: 'imagegate_image_fetches_in_flight',
+      help: 'Input image URL fetches under way.',
+      registers,
+      collect() {
+        this.set(imageFetches().running);
+      },
+    });
+    new Gauge({
+      name: 'imagegate_image_fetches_waiting',
+      help: "Input image URL fetches waiting for a place among the node's concurrent fetches.",
+      registers,
+      collect() {
+        this.set(imageFetches().waiting);
+      },
+    });
+    const renderJobs = () => this.readRenderJobs();
+    new Gauge({
+      name: 'imagegate_render_jobs_running',
+      help: 'Local engine jobs holding a turn (rendering).',
+      registers,
+      collect() {
+        this.set(renderJobs().running);
+      },
+    });
+    new Gauge({
+      name: 'imagegate_render_jobs_waiting',
+      help: 'Local engine jobs waiting for a turn.',
+      registers,
+      collect() {
+        this.set(renderJobs().waiting);
       },
     });
   }

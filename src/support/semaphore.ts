@@ -5,6 +5,16 @@ export class Semaphore {
 
   constructor(readonly limit: number) {}
 
+  /** Places taken now. */
+  get holders(): number {
+    return this.held;
+  }
+
+  /** Callers waiting for a place now. */
+  get waiters(): number {
+    return this.waiting.length;
+  }
+
   /** Runs `task` once a place is free; a caller that gives up while waiting frees its turn. */
   async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     await this.acquire(signal);

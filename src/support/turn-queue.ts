@@ -34,6 +34,16 @@ export class TurnQueue {
     }
   }
 
+  /** Jobs holding a turn now. */
+  get running(): number {
+    return this.held;
+  }
+
+  /** Jobs waiting for a turn now. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
   /**
    * A turn, once one is free. Rejects at once with the limits' refusal when the queue is full,
    * and with the signal's reason if it aborts before the turn comes.

@@ -156,6 +156,46 @@ describe('GatewayMetrics', () => {
     assert.deepEqual(samplesOf(samples, 'imagegate_ledger_queue_rows'), [{ labels: {}, value: 0 }]);
   });
 
+  it('reads image fetches and render jobs from their owners at scrape time', async () => {
+    const metrics = new GatewayMetrics();
+    let samples = await scraped(metrics);
+    for (const name of [
+      'imagegate_image_fetches_in_flight',
+      'imagegate_image_fetches_waiting',
+      'imagegate_render_jobs_running',
+      'imagegate_render_jobs_waiting',
+    ])
+      assert.deepEqual(samplesOf(samples, name), [{ labels: {}, value: 0 }], name);
+
+    let fetches = { running: 32, waiting: 5 };
+    let jobs = { running: 2, waiting: 16 };
+    metrics.observeImageFetches(() => fetches);
+    metrics.observeRenderJobs(() => jobs);
+    samples = await scraped(metrics);
+    assert.deepEqual(samplesOf(samples, 'imagegate_image_fetches_in_flight'), [
+      { labels: {}, value: 32 },
+    ]);
+    assert.deepEqual(samplesOf(samples, 'imagegate_image_fetches_waiting'), [
+      { labels: {}, value: 5 },
+    ]);
+    assert.deepEqual(samplesOf(samples, 'imagegate_render_jobs_running'), [
+      { labels: {}, value: 2 },
+    ]);
+    assert.deepEqual(samplesOf(samples, 'imagegate_render_jobs_waiting'), [
+      { labels: {}, value: 16 },
+    ]);
+
+    fetches = { running: 0, waiting: 0 };
+    jobs = { running: 1, waiting: 0 };
+    samples = await scraped(metrics);
+    assert.deepEqual(samplesOf(samples, 'imagegate_image_fetches_in_flight'), [
+      { labels: {}, value: 0 },
+    ]);
+    assert.deepEqual(samplesOf(samples, 'imagegate_render_jobs_running'), [
+      { labels: {}, value: 1 },
+    ]);
+  });
+
   it('shows the levels other modules move', async () => {
     const metrics = new GatewayMetrics();
     metrics.inFlightRequests.inc();
@@ -163,7 +203,8 @@ describe('GatewayMetrics', () => {
     metrics.inFlightRequests.dec();
     metrics.inFlightBodyBytes.inc(4096);
     metrics.inFlightBodyBytes.dec(1024);
-    metrics.renderQueueDepth.set(3);
+    metrics.eventStreamsOpen.inc();
+    metrics.uploadsInFlight.set(3);
     const samples = await scraped(metrics);
     assert.deepEqual(samplesOf(samples, 'imagegate_in_flight_requests'), [
       { labels: {}, value: 1 },
@@ -171,9 +212,10 @@ describe('GatewayMetrics', () => {
     assert.deepEqual(samplesOf(samples, 'imagegate_in_flight_body_bytes'), [
       { labels: {}, value: 3072 },
     ]);
-    assert.deepEqual(samplesOf(samples, 'imagegate_render_queue_depth'), [
-      { labels: {}, value: 3 },
+    assert.deepEqual(samplesOf(samples, 'imagegate_event_streams_open'), [
+      { labels: {}, value: 1 },
     ]);
+    assert.deepEqual(samplesOf(samples, 'imagegate_uploads_in_flight'), [{ labels: {}, value: 3 }]);
   });
 
   it('keeps each gateway apart and shares the process metrics, event-loop lag included', async () => {

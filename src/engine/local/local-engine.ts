@@ -65,6 +65,11 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
     });
   }
 
+  /** Jobs rendering now and jobs waiting for a turn, as they stand. */
+  jobs(): { running: number; waiting: number } {
+    return { running: this.turns.running, waiting: this.turns.waiting };
+  }
+
   async generate(job: EngineJob): Promise<EngineOutput<PngImage>> {
     // The worker pool wants a real AbortSignal: one for the whole job.
     const signal = asAbortSignal(job.signal);

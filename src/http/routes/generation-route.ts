@@ -14,6 +14,7 @@ import { validateRequest } from '../../validate/validate-request.js';
 import { wantsTask } from '../async-header.js';
 import { EventStreamReply, wantsEventStream } from '../event-stream-reply.js';
 import { accountOf } from '../ledger-hooks.js';
+import type { LevelGauge } from '../../metrics/level-gauge.js';
 import { readJsonBodiesOnce } from '../json-body.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { runGeneration } from '../run-generation.js';
@@ -31,6 +32,8 @@ export interface GenerationRouteOptions {
   keepAliveMs: number;
   /** What the answers' image URLs name. */
   origins: PublicOrigins;
+  /** Event streams open now, for GET /metrics; absent in tests of the bare HTTP layer. */
+  openEventStreams?: LevelGauge | undefined;
 }
 
 const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
@@ -57,7 +60,12 @@ export function registerGenerationRoute(
           return submitTask(tasks, request, reply, generationRequest);
         }
         const stream = wantsEventStream(request.headers, generationRequest)
-          ? new EventStreamReply(reply, accountOf(request), options.keepAliveMs)
+          ? new EventStreamReply(
+              reply,
+              accountOf(request),
+              options.keepAliveMs,
+              options.openEventStreams,
+            )
           : undefined;
         const incremental = stream !== undefined && streamsIncrementally(generationRequest);
         let streamed = 0;

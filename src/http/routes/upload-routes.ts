@@ -21,6 +21,7 @@ import { principalOf } from '../authentication-hook.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { maxFormBytes, readUploadForm } from '../upload-form.js';
 import { echoQuoted } from '../../errors/echo.js';
+import type { LevelGauge } from '../../metrics/level-gauge.js';
 
 export interface UploadRouteOptions {
   routePrefix: string;
@@ -35,6 +36,8 @@ export interface UploadRouteOptions {
   tokens: TokenStanding;
   /** The SDK asks for a certificate with the model name it was given, an alias as often as not. */
   modelAliases: ModelAliases;
+  /** Upload forms being read, checked and saved, for GET /metrics; absent: not counted. */
+  inFlight?: LevelGauge | undefined;
 }
 
 const FORM_LIMITS = { maxFileBytes: MAX_UPLOAD_BYTES };
@@ -94,6 +97,36 @@ async function checkCertificateToken(tokens: TokenStanding, owner: string): Prom
   }
 }
 
+/** Reads, checks, charges and saves one upload form: the part of a POST that holds an upload. */
+async function receiveUpload(
+  body: Readable,
+  contentType: string,
+  options: Pick<UploadRouteOptions, 'policies' | 'store' | 'tokens' | 'admission'>,
+): Promise<void> {
+  const { policies, store } = options;
+  const form = await readUploadForm(body, contentType, FORM_LIMITS, (fields) =>
+    checkForm(fields, policies),
+  );
+  const { upload, certificate } = form.checked;
+  await checkCertificateToken(options.tokens, certificate.owner);
+  checkImage(bytesInMemory(form.file), 'file', MAX_UPLOAD_BYTES);
+  const charge = await options.admission.charge(certificate, form.file.length);
+  let saved;
+  try {
+    saved = await store.save(upload, form.file);
+  } catch (error) {
+    await charge.refund();
+    throw error;
+  }
+  if (saved.kind === 'exists') {
+    await charge.refund();
+    throw invalidParameter(
+      'key',
+      'a file was already uploaded under this key, and uploads are never overwritten (x-oss-forbid-overwrite)',
+    );
+  }
+}
+
 /**
  * `GET {prefix}/api/v1/uploads?action=getPolicy&model=M` hands a token an upload certificate, and
  * `POST` on the same path takes the OSS PostObject form the DashScope SDK sends with it. A
@@ -102,7 +135,7 @@ async function checkCertificateToken(tokens: TokenStanding, owner: string): Prom
  * carries is counted against the certificate's capacity and its token's upload window.
  */
 export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteOptions): void {
-  const { policies, store } = options;
+  const { policies } = options;
 
   const uploadHostOf = (request: FastifyRequest, path: string): string =>
     `${options.origins.originFor(request.host)}${path}`;
@@ -179,26 +212,11 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
             'RequestTooLarge',
             `file: is larger than ${MAX_UPLOAD_MB} MB (${MAX_UPLOAD_BYTES} bytes)`,
           );
-        const form = await readUploadForm(request.body, contentType, FORM_LIMITS, (fields) =>
-          checkForm(fields, policies),
-        );
-        const { upload, certificate } = form.checked;
-        await checkCertificateToken(options.tokens, certificate.owner);
-        checkImage(bytesInMemory(form.file), 'file', MAX_UPLOAD_BYTES);
-        const charge = await options.admission.charge(certificate, form.file.length);
-        let saved;
+        options.inFlight?.inc();
         try {
-          saved = await store.save(upload, form.file);
-        } catch (error) {
-          await charge.refund();
-          throw error;
-        }
-        if (saved.kind === 'exists') {
-          await charge.refund();
-          throw invalidParameter(
-            'key',
-            'a file was already uploaded under this key, and uploads are never overwritten (x-oss-forbid-overwrite)',
-          );
+          await receiveUpload(request.body, contentType, options);
+        } finally {
+          options.inFlight?.dec();
         }
         return reply.code(200).send();
       });
