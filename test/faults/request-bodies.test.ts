@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 import {
@@ -16,18 +15,11 @@ import {
 } from '../helpers/tokened-gateway-process.js';
 import { makePng } from '../inputs/image-fixtures.js';
 import { sendWholeBodyAnyway } from '../helpers/persistent-sender.js';
+import { assertLevelsBackToZero } from '../helpers/level-gauges.js';
 
 const UPLOAD_URL = '/vendor/api/v1/uploads';
 /** A request that ends badly is answered or closed within this; past it the test says so. */
 const ANSWER_WAIT_MS = 8000;
-/** Every gauge the gateway moves per request; each must come back to 0 once requests end. */
-const REQUEST_GAUGES = [
-  'imagegate_in_flight_requests',
-  'imagegate_in_flight_body_bytes',
-  'imagegate_render_queue_depth',
-  'imagegate_channel_in_flight',
-  'imagegate_ledger_queue_rows',
-];
 
 /** How the bytes after the head go: whole, cut short and then ended or reset, or framed wrongly. */
 type Ending =
@@ -379,17 +371,5 @@ describe('request bodies that end badly, sent to a gateway process', () => {
     assert.deepEqual(new Set(statuses), new Set([400, 401]));
   });
 
-  async function assertGaugesBackToZero(): Promise<void> {
-    let gauges: Record<string, number> = {};
-    const deadline = Date.now() + ANSWER_WAIT_MS;
-    do {
-      gauges = await gateway.gauges();
-      if (REQUEST_GAUGES.every((name) => gauges[name] === 0)) return;
-      await sleep(100);
-    } while (Date.now() < deadline);
-    assert.deepEqual(
-      Object.fromEntries(REQUEST_GAUGES.map((name) => [name, gauges[name]])),
-      Object.fromEntries(REQUEST_GAUGES.map((name) => [name, 0])),
-    );
-  }
+  const assertGaugesBackToZero = () => assertLevelsBackToZero(gateway, ANSWER_WAIT_MS);
 });
