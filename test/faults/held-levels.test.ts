@@ -3,8 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
-import { MODEL_B } from '../../src/domain/models.js';
-import { encodeForm, sdkFormFields, uploadCertificate } from '../helpers/sdk-uploads.js';
+import { signedUploadForm } from '../helpers/sdk-uploads.js';
 import {
   startTokenedGatewayProcess,
   type TokenedGatewayProcess,
@@ -209,18 +208,8 @@ describe('every level a request holds comes back to 0, however the request ends'
   });
 
   it('gives back upload forms: saved, cut then ended, cut then reset, cut then silent past the time-out', async () => {
-    const form = async (index: number) => {
-      const certificate = await uploadCertificate(
-        gateway.port,
-        '/vendor',
-        MODEL_B,
-        gateway.authorization,
-      );
-      return encodeForm([
-        ...sdkFormFields(certificate, `held-${index}.png`),
-        { name: 'file', value: Buffer.concat([png, Buffer.alloc(64 * 1024)]), filename: 'f.png' },
-      ]);
-    };
+    const form = (index: number) =>
+      signedUploadForm(gateway, `held-${index}.png`, Buffer.concat([png, Buffer.alloc(64 * 1024)]));
     const forms = await Promise.all([0, 1, 2, 3].map(form));
     const sent = forms.map(({ contentType, body }, index) =>
       openRaw(

@@ -3,12 +3,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
-import {
-  encodeForm,
-  type FormPart,
-  sdkFormFields,
-  uploadCertificate,
-} from '../helpers/sdk-uploads.js';
+import { encodeForm, type FormPart, signedUploadForm } from '../helpers/sdk-uploads.js';
 import {
   startTokenedGatewayProcess,
   type TokenedGatewayProcess,
@@ -168,17 +163,12 @@ const editForm = formFor('edits', async () => [
 ]);
 
 /** Upload forms are signed for the gateway's token, and each key takes one upload only. */
-async function uploadForm(gateway: TokenedGatewayProcess, index: number) {
-  const certificate = await uploadCertificate(
-    gateway.port,
-    '/vendor',
-    MODEL_B,
-    gateway.authorization,
+function uploadForm(gateway: TokenedGatewayProcess, index: number) {
+  return signedUploadForm(
+    gateway,
+    `file-${index}.png`,
+    Buffer.concat([pngBytes, Buffer.alloc(8192)]),
   );
-  return encodeForm([
-    ...sdkFormFields(certificate, `file-${index}.png`),
-    { name: 'file', value: Buffer.concat([pngBytes, Buffer.alloc(8192)]), filename: 'f.png' },
-  ]);
 }
 
 function routes(): BodyRoute[] {

@@ -1,3 +1,4 @@
+import { MODEL_B } from '../../src/domain/models.js';
 import { randomBytes } from 'node:crypto';
 import { type RawAnswer, rawExchange } from './raw-http.js';
 
@@ -130,4 +131,25 @@ export function uploadFile(
       { name: 'file', value: bytes, filename: fileName },
     ]),
   );
+}
+
+/**
+ * A whole upload form for model B under a fresh certificate of the caller's token (each key takes
+ * one upload only), as the SDK would post it: `file` is the file part's bytes.
+ */
+export async function signedUploadForm(
+  gateway: { port: number; authorization: string },
+  fileName: string,
+  file: Buffer,
+): Promise<{ contentType: string; body: Buffer }> {
+  const certificate = await uploadCertificate(
+    gateway.port,
+    '/vendor',
+    MODEL_B,
+    gateway.authorization,
+  );
+  return encodeForm([
+    ...sdkFormFields(certificate, fileName),
+    { name: 'file', value: file, filename: 'f.png' },
+  ]);
 }
