@@ -40,7 +40,7 @@ export async function waitForLevels(
   gateway: TokenedGatewayProcess,
   holds: (levels: Record<string, number>) => boolean,
   what: string,
-  waitMs = 8000,
+  waitMs = 30_000,
 ): Promise<Record<string, number>> {
   const levels = await levelsOnceTrue(gateway, holds, waitMs);
   assert.ok(
@@ -53,7 +53,7 @@ export async function waitForLevels(
 /** Waits until every level gauge reads 0, and fails naming those that did not. */
 export async function assertLevelsBackToZero(
   gateway: TokenedGatewayProcess,
-  waitMs = 8000,
+  waitMs = 30_000,
 ): Promise<void> {
   const levels = await levelsOnceTrue(
     gateway,
