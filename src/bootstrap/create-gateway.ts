@@ -97,6 +97,7 @@ export async function createGateway(
     database: services.database,
     generation,
     admission: admission.admission,
+    tokens: services.tokenVerifier,
     now,
     log,
   });

@@ -1,4 +1,5 @@
 import type { TaskReservations } from '../admission/admission.js';
+import type { TokenStanding } from '../auth/authenticator.js';
 import type { Config } from '../config/config.js';
 import type { GenerationService } from '../generation/generation-service.js';
 import type { Database } from '../store/database.js';
@@ -18,18 +19,20 @@ export interface TaskOptions {
   database: Database;
   generation: GenerationService;
   admission: TaskReservations;
+  tokens: TokenStanding;
   now: () => number;
   log: Log;
 }
 
 /** The task store on the gateway's database, the service the routes use, and this node's runner. */
 export function openTasks(options: TaskOptions): TaskServices {
-  const { config, database, generation, admission, now, log } = options;
+  const { config, database, generation, admission, tokens, now, log } = options;
   const store = createTaskStore(database.kind, database.db, database.listingReads);
   const runner = new TaskRunner({
     store,
     generation,
     admission,
+    tokens,
     concurrency: config.tasks.concurrency,
     pollMs: config.tasks.pollMs,
     leaseMs: config.tasks.leaseMs,

@@ -41,3 +41,15 @@ export function shutDownMidTask(): GatewayError {
     'the gateway node running this task shut down before it finished; nothing was billed, submit it again',
   );
 }
+
+/**
+ * A task whose token was revoked or expired (or deleted) before a runner claimed it: the reason
+ * the token check gave, said as the task's own failure. Other errors pass unchanged.
+ */
+export function tokenStandingLost(error: unknown): unknown {
+  if (!(error instanceof GatewayError) || error.code !== 'InvalidApiKey') return error;
+  return new GatewayError(
+    'InvalidApiKey',
+    `the token this task was submitted with was revoked or has expired before the task ran (${error.message}); nothing was billed`,
+  );
+}

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { taskAccount } from './task-account.js';
 import { randomUUID } from 'node:crypto';
 import type { TaskReservations } from '../admission/admission.js';
+import type { TokenStanding } from '../auth/authenticator.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import type { TaskRecord } from '../domain/task.js';
 import type { GatewayError } from '../errors/gateway-error.js';
@@ -12,7 +13,7 @@ import { purgeInBatches } from '../support/batched-purge.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import type { Log } from '../support/log.js';
 import { validateRequest } from '../validate/validate-request.js';
-import { runnerLost, shutDownMidTask, taskFailureOf } from './task-failure.js';
+import { runnerLost, shutDownMidTask, taskFailureOf, tokenStandingLost } from './task-failure.js';
 import { principalOfTask } from './task-owner.js';
 import { TASK_RESULT_TTL_MS } from './task-service.js';
 
@@ -20,6 +21,8 @@ export interface TaskRunnerOptions {
   store: TaskStore;
   generation: GenerationService;
   admission: TaskReservations;
+  /** Whether the token a task was submitted with may still act when the task is claimed. */
+  tokens: TokenStanding;
   /** Tasks this node runs at once; 0 runs none (the node still recovers and renews). */
   concurrency: number;
   pollMs: number;
@@ -160,8 +163,8 @@ export class TaskRunner {
   }
 
   /**
-   * The same pipeline as a synchronous request, resuming the reservation taken at submission.
-   * Success is recorded by the settlement itself (billing, ledger row and SUCCEEDED in one
+   * The same pipeline as a synchronous request, resuming the reservation taken at submission,
+   * once its token is found still good (it may have been revoked or expired while queued). Success is recorded by the settlement itself (billing, ledger row and SUCCEEDED in one
    * transaction); any failure ends the task FAILED with its row, billing nothing.
    */
   private async run(task: TaskRecord, signal: AbortSignal): Promise<void> {
@@ -172,6 +175,7 @@ export class TaskRunner {
     let request: GenerationRequest | undefined;
     try {
       request = validateRequest(JSON.parse(task.request));
+      await this.checkStanding(task);
       await generation.generate(request, {
         requestId: task.requestId,
         principal,
@@ -190,6 +194,16 @@ export class TaskRunner {
         this.endFailed(task, account, failure, { state: 'RUNNING', runner: this.nodeId }),
       );
       await admission.releaseReserved(principal, task.reservationId);
+    }
+  }
+
+  private async checkStanding(task: TaskRecord): Promise<void> {
+    // An external token without an id has no row to check; its signature was checked at submission.
+    if (task.tokenId === undefined) return;
+    try {
+      await this.options.tokens.checkStanding(task.tokenId);
+    } catch (error) {
+      throw tokenStandingLost(error);
     }
   }
 
