@@ -164,7 +164,8 @@ export class TaskRunner {
 
   /**
    * The same pipeline as a synchronous request, resuming the reservation taken at submission,
-   * once its token is found still good (it may have been revoked or expired while queued). Success is recorded by the settlement itself (billing, ledger row and SUCCEEDED in one
+   * once its token is found still good (it may have been revoked or expired while queued).
+   * Success is recorded by the settlement itself (billing, ledger row and SUCCEEDED in one
    * transaction); any failure ends the task FAILED with its row, billing nothing.
    */
   private async run(task: TaskRecord, signal: AbortSignal): Promise<void> {
