@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../faults/fault-rig.js';
 import type { TokenedGatewayProcess } from './tokened-gateway-process.js';
 
 /** The gateway's gauges that are states rather than levels something holds and gives back. */
@@ -27,12 +27,13 @@ async function levelsOnceTrue(
   holds: (levels: Record<string, number>) => boolean,
   waitMs: number,
 ): Promise<Record<string, number>> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const levels = levelGauges(await gateway.gauges());
-    if (holds(levels) || Date.now() >= deadline) return levels;
-    await sleep(50);
-  }
+  let levels: Record<string, number> = {};
+  const read = async () => {
+    levels = levelGauges(await gateway.gauges());
+    return holds(levels);
+  };
+  await eventually(read, waitMs, 'the gauges').catch(() => undefined);
+  return levels;
 }
 
 /** Polls GET /metrics until `holds` is true of the level gauges; fails with them after `waitMs`. */
