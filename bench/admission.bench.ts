@@ -12,7 +12,11 @@ import { RedisRateLimiter } from '../src/admission/redis-rate-limiter.js';
 import type { Principal } from '../src/domain/principal.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { RequestAccount } from '../src/ledger/request-account.js';
-import { type Database, type DatabaseTarget, openDatabase } from '../src/store/database.js';
+import {
+  type Database,
+  type DatabaseTarget,
+  openDatabase,
+} from '../src/store/database/database.js';
 import { SqlTokenStore } from '../src/store/token-store.js';
 import { SqlUsageStore } from '../src/store/usage-store.js';
 import { validateRequest } from '../src/validate/validate-request.js';

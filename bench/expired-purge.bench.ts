@@ -7,7 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GenerationResult } from '../src/generation/generation-service.js';
 import { IdempotencyKeys } from '../src/idempotency/idempotency-keys.js';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/database/database.js';
 import { SqlIdempotencyStore } from '../src/store/idempotency-store.js';
 import { PURGE_BATCH_ROWS } from '../src/support/batched-purge.js';
 import { silentLog } from '../src/support/log.js';

@@ -13,8 +13,11 @@ import type {
   ReservationRequest,
   SettlementFence,
   SettlementOutcome,
-} from '../store/quota-store.js';
-import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../store/database-unavailable.js';
+} from '../store/billing/quota-store.js';
+import {
+  DATABASE_RETRY_AFTER_S,
+  isDatabaseUnavailable,
+} from '../store/database/database-unavailable.js';
 import type {
   Admission,
   AdmissionRequest,

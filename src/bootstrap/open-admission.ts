@@ -1,9 +1,9 @@
 import type { Config } from '../config/config.js';
 import { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import { BatchingLedger } from '../ledger/batching-ledger.js';
-import type { Database } from '../store/database.js';
+import type { Database } from '../store/database/database.js';
 import { SqlIdempotencyStore } from '../store/idempotency-store.js';
-import { SqlQuotaStore } from '../store/quota-store.js';
+import { SqlQuotaStore } from '../store/billing/quota-store.js';
 import { SqlTokenLimitsStore } from '../store/token-limits-store.js';
 import { SqlUsageStore } from '../store/usage-store.js';
 import type { Log } from '../support/log.js';

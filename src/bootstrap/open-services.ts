@@ -4,7 +4,7 @@ import { TokenIssuer } from '../auth/token-issuer.js';
 import { loadExternalKeys, TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config/config.js';
 import { type Log, silentLog } from '../support/log.js';
-import { type Database, openDatabase } from '../store/database.js';
+import { type Database, openDatabase } from '../store/database/database.js';
 import { SqlTokenStore, type TokenStore } from '../store/token-store.js';
 import { TtlCache } from '../support/ttl-cache.js';
 

@@ -2,7 +2,7 @@ import type { TaskReservations } from '../admission/admission.js';
 import type { TokenStanding } from '../auth/authenticator.js';
 import type { Config } from '../config/config.js';
 import type { GenerationService } from '../generation/generation-service.js';
-import type { Database } from '../store/database.js';
+import type { Database } from '../store/database/database.js';
 import { createTaskStore, type TaskStore } from '../store/task-store.js';
 import type { Log } from '../support/log.js';
 import { TaskRunner } from '../tasks/task-runner.js';

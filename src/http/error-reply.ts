@@ -2,7 +2,10 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors/error-table.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
-import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../store/database-unavailable.js';
+import {
+  DATABASE_RETRY_AFTER_S,
+  isDatabaseUnavailable,
+} from '../store/database/database-unavailable.js';
 import { bodyErrors } from './body-errors.js';
 import { lingeringOf } from './lingering-close.js';
 

@@ -1,8 +1,8 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { IdempotencyKeysTable } from './admission-schema.js';
-import type { Database } from './database.js';
-import { type HotStatements, Statement } from './hot-statements.js';
-import type { DatabaseSchema } from './schema.js';
+import type { IdempotencyKeysTable } from './database/admission-schema.js';
+import type { Database } from './database/database.js';
+import { type HotStatements, Statement } from './billing/hot-statements.js';
+import type { DatabaseSchema } from './database/schema.js';
 
 export interface IdempotencyClaimRow {
   scope: string;

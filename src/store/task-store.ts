@@ -14,11 +14,11 @@ import type {
   TaskState,
 } from '../domain/task.js';
 import type { UsageRow } from '../domain/usage-row.js';
-import { endClaim, type HeldClaim } from './claim-fence.js';
-import { InlineReads, type LongReads } from './long-reads.js';
-import type { DatabaseSchema } from './schema.js';
-import type { TasksTable } from './task-schema.js';
-import { toLedgerRow } from './usage-rows.js';
+import { endClaim, type HeldClaim } from './billing/claim-fence.js';
+import { InlineReads, type LongReads } from './database/long-reads.js';
+import type { DatabaseSchema } from './database/schema.js';
+import type { TasksTable } from './database/task-schema.js';
+import { toLedgerRow } from './billing/usage-rows.js';
 
 /** The Idempotency-Key claim a submission runs under: the task's id is published under it. */
 export interface SubmissionClaim extends HeldClaim {

@@ -6,7 +6,7 @@ import {
   type TokenLimitChanges,
   type TokenLimits,
 } from '../domain/token-limits.js';
-import type { DatabaseSchema } from './schema.js';
+import type { DatabaseSchema } from './database/schema.js';
 
 export interface TokenLimitsRecord extends TokenLimits, QuotaStanding {
   tokenId: string;

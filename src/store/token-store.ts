@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema, TokensTable } from './schema.js';
+import type { DatabaseSchema, TokensTable } from './database/schema.js';
 
 export interface TokenRecord {
   id: string;

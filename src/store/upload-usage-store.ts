@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema } from './schema.js';
+import type { DatabaseSchema } from './database/schema.js';
 
 /** One bound an upload is counted against: a token's window or a certificate. */
 export interface UploadBound {

@@ -1,17 +1,17 @@
 import { type Kysely, sql } from 'kysely';
 import type { UsageFilter, UsageGrouping, UsageSummary } from '../domain/usage-filter.js';
 import type { UsageRow } from '../domain/usage-row.js';
-import type { Database } from './database.js';
-import type { HotStatements } from './hot-statements.js';
-import type { LongReads, Read } from './long-reads.js';
+import type { Database } from './database/database.js';
+import type { HotStatements } from './billing/hot-statements.js';
+import type { LongReads, Read } from './database/long-reads.js';
 import {
   insertLedgerJson,
   insertLedgerRows,
   ledgerJson,
   ledgerParameters,
-} from './ledger-statements.js';
-import type { DatabaseSchema } from './schema.js';
-import { fromLedgerRow } from './usage-rows.js';
+} from './billing/ledger-statements.js';
+import type { DatabaseSchema } from './database/schema.js';
+import { fromLedgerRow } from './billing/usage-rows.js';
 
 const DAY_MS = 86_400_000;
 /**

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { isDatabaseUnavailable } from '../store/database/database-unavailable.js';
 import type { Log } from '../support/log.js';
 
 /**

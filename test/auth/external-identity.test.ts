@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { MODEL_B } from '../../src/domain/models.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import {
   type BillingGateway,
   postGeneration,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { runInProcess } from './cli-runs.js';
 import { DAY, JAN_1, usageRow } from '../helpers/usage-rows.js';

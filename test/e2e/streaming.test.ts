@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { EngineJob, EngineOutput } from '../../src/engine/engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import {
   type BillingGateway,
   eventually,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import { startFakeDashScope, type FakeDashScope } from '../fixtures/fake-dashscope.js';
 import { dashScopeChannelEnv } from '../faults/fault-rig.js';
 import { BACKENDS } from '../helpers/database-backends.js';

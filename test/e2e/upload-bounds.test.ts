@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import { makeBmp } from '../inputs/image-fixtures.js';
 import { BACKENDS } from '../helpers/database-backends.js';
 import type { RawAnswer } from '../helpers/raw-http.js';

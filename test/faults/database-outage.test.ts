@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseLimits } from '../../src/config/config.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database/database.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import {
   dashScopeChannelEnv,

@@ -10,7 +10,11 @@ import { TokenIssuer } from '../../src/auth/token-issuer.js';
 import { MODEL_A } from '../../src/domain/models.js';
 import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { type Database, type DatabaseTarget, openDatabase } from '../../src/store/database.js';
+import {
+  type Database,
+  type DatabaseTarget,
+  openDatabase,
+} from '../../src/store/database/database.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import { createTaskStore } from '../../src/store/task-store.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { DashScopeSdk } from '../helpers/dashscope-sdk.js';

@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import type { FakeDashScope } from '../fixtures/fake-dashscope.js';
 import { postgresTarget } from '../helpers/postgres.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';

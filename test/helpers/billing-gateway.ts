@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import type { Engine, EngineJob, EngineOutput } from '../../src/engine/engine.js';
 import { GenerationPipeline } from '../../src/generation/generation-pipeline.js';
 import { buildApp } from '../../src/http/app.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import { GENERATION_URL } from './requests.js';
 
 /** An engine under the test's control: how many images, how long, whether it fails. */

@@ -2,7 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import { type Database, type DatabaseTarget, openDatabase } from '../../src/store/database.js';
+import {
+  type Database,
+  type DatabaseTarget,
+  openDatabase,
+} from '../../src/store/database/database.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
 import { postgresTarget } from './postgres.js';
 

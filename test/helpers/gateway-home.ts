@@ -6,7 +6,7 @@ import type { TestContext } from 'node:test';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database/database.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import type { FakeDashScope } from '../fixtures/fake-dashscope.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { after, type TestContext } from 'node:test';
 import pg from 'pg';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 
 export const TEST_POSTGRES_URL =
   process.env.IMAGEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

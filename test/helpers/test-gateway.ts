@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createGateway, type Gateway } from '../../src/bootstrap/create-gateway.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 
 export interface TestGateway extends Gateway {
   dataDir: string;

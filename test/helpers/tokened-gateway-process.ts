@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database/database.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
 import { parseSamples } from '../metrics/prometheus-text.js';
 import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { DatabaseSchema } from '../../src/store/schema.js';
+import type { DatabaseSchema } from '../../src/store/database/schema.js';
 
 /** Takes a migrated database back to before 0010_token_bounds, as an earlier release left it. */
 export async function undoTokenBounds(db: Kysely<DatabaseSchema>): Promise<void> {

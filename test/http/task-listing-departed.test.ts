@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { startTestGateway } from '../helpers/test-gateway.js';
 
-/** Reads the lane of task listings queues behind the running one (src/store/database.ts). */
+/** Reads the lane of task listings queues behind the running one (src/store/database/database.ts). */
 const LISTING_LANE_WAITING = 32;
 
 describe('a task listing whose caller leaves while it waits', () => {

@@ -4,7 +4,7 @@ import { describe, it, type MockTimers, type TestContext } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { BatchingLedger } from '../../src/ledger/batching-ledger.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import type { Database } from '../../src/store/database.js';
+import type { Database } from '../../src/store/database/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, openNodes } from '../helpers/database-backends.js';
 import { DAY, JAN_1, usageRow } from '../helpers/usage-rows.js';

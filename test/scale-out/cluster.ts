@@ -7,7 +7,7 @@ import { deriveKeys } from '../../src/auth/keys.js';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database/database.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
 import { postgresTarget } from '../helpers/postgres.js';

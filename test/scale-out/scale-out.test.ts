@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
-import type { Database } from '../../src/store/database.js';
+import type { Database } from '../../src/store/database/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { GENERATION_URL } from '../helpers/requests.js';
 import { RESERVATION_TTL_MS, startCluster } from './cluster.js';

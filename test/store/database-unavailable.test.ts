@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
-import { isDatabaseUnavailable } from '../../src/store/database-unavailable.js';
+import { isDatabaseUnavailable } from '../../src/store/database/database-unavailable.js';
 
 function withCode(code: string, message = 'x'): Error {
   return Object.assign(new Error(message), { code });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { jsonParameter } from '../../src/store/json-parameter.js';
-import { openDatabase } from '../../src/store/database.js';
+import { jsonParameter } from '../../src/store/database/json-parameter.js';
+import { openDatabase } from '../../src/store/database/database.js';
 import { postgresTarget } from '../helpers/postgres.js';
 
 it('writes JSON that reads back as the value, with a lone surrogate as U+FFFD', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { type Database, openDatabase } from '../../src/store/database.js';
+import { type Database, openDatabase } from '../../src/store/database/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS } from '../helpers/database-backends.js';
 import { usageRow } from '../helpers/usage-rows.js';

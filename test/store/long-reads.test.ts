@@ -6,7 +6,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { type Database, openDatabase } from '../../src/store/database.js';
+import { type Database, openDatabase } from '../../src/store/database/database.js';
 import type { TaskFilter } from '../../src/domain/task.js';
 import { createTaskStore } from '../../src/store/task-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
@@ -29,7 +29,7 @@ const BUSY_CALLER: TaskFilter = {
   submittedUntil: undefined,
 };
 const DAY_MS = 86_400_000;
-/** Reads a lane of task listings queues behind the running one (src/store/database.ts). */
+/** Reads a lane of task listings queues behind the running one (src/store/database/database.ts). */
 const LISTING_LANE_WAITING = 32;
 /** Reads the lane of reports queues behind the running one. */
 const REPORT_LANE_WAITING = 8;

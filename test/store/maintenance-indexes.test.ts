@@ -5,10 +5,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, Kysely, SqliteDialect } from 'kysely';
-import { openDatabase } from '../../src/store/database.js';
-import { SqliteStatements } from '../../src/store/hot-statements.js';
+import { openDatabase } from '../../src/store/database/database.js';
+import { SqliteStatements } from '../../src/store/billing/hot-statements.js';
 import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
-import type { DatabaseSchema } from '../../src/store/schema.js';
+import type { DatabaseSchema } from '../../src/store/database/schema.js';
 import { SqliteTaskStore } from '../../src/store/task-store.js';
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database/database.js';
 import { postgresTarget, TEST_POSTGRES_URL } from '../helpers/postgres.js';
 
 const NEIGHBOURS = 40;

@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
-import { DEFAULT_DATABASE_LIMITS, openDatabase } from '../../src/store/database.js';
+import { DEFAULT_DATABASE_LIMITS, openDatabase } from '../../src/store/database/database.js';
 import {
   placeholders,
   PREPARED_UP_TO_ROWS,
   preparedNameOf,
   Statement,
   statementsByCount,
-} from '../../src/store/hot-statements.js';
-import { SqlQuotaStore } from '../../src/store/quota-store.js';
+} from '../../src/store/billing/hot-statements.js';
+import { SqlQuotaStore } from '../../src/store/billing/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';

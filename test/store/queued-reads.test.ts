@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { type Compilable, sql } from 'kysely';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { DEFAULT_DATABASE_LIMITS, openDatabase } from '../../src/store/database.js';
-import type { ReadRunner } from '../../src/store/long-reads.js';
-import { QueuedReads } from '../../src/store/queued-reads.js';
+import { DEFAULT_DATABASE_LIMITS, openDatabase } from '../../src/store/database/database.js';
+import type { ReadRunner } from '../../src/store/database/long-reads.js';
+import { QueuedReads } from '../../src/store/database/queued-reads.js';
 import { postgresTarget } from '../helpers/postgres.js';
 
 const QUERY = {} as Compilable<{ n: number }>;

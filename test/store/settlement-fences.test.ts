@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
-import type { Database } from '../../src/store/database.js';
+import type { Database } from '../../src/store/database/database.js';
 import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
 import {
   type SettlementFence,
   type SettlementOutcome,
   SqlQuotaStore,
-} from '../../src/store/quota-store.js';
+} from '../../src/store/billing/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';

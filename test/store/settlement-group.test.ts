@@ -5,15 +5,19 @@ import { type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { RequestAccount } from '../../src/ledger/request-account.js';
-import { type Database, DEFAULT_DATABASE_LIMITS } from '../../src/store/database.js';
-import type { HotStatements, Parameter, Statement } from '../../src/store/hot-statements.js';
+import { type Database, DEFAULT_DATABASE_LIMITS } from '../../src/store/database/database.js';
+import type {
+  HotStatements,
+  Parameter,
+  Statement,
+} from '../../src/store/billing/hot-statements.js';
 import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
-import { type SettlementOutcome, SqlQuotaStore } from '../../src/store/quota-store.js';
+import { type SettlementOutcome, SqlQuotaStore } from '../../src/store/billing/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
 import { TEST_POSTGRES_URL } from '../helpers/postgres.js';
-import { tokensLockedInIdOrder } from '../../src/store/token-locks.js';
+import { tokensLockedInIdOrder } from '../../src/store/billing/token-locks.js';
 
 /**
  * The database's statements, with every transaction recorded and held open (after its last

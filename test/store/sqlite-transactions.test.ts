@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database/database.js';
 
 /**
  * Another connection, on a thread of its own (this one blocks in SQLite's busy handler), that

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import { GENERATION_URL } from '../helpers/requests.js';
 import { postgresTarget } from '../helpers/postgres.js';
 import { startTestGateway } from '../helpers/test-gateway.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { openDatabase } from '../../src/store/database.js';
-import { toLedgerRow } from '../../src/store/usage-rows.js';
+import { openDatabase } from '../../src/store/database/database.js';
+import { toLedgerRow } from '../../src/store/billing/usage-rows.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS } from '../helpers/database-backends.js';
 import { usageRow } from '../helpers/usage-rows.js';

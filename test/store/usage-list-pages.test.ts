@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Database } from '../../src/store/database.js';
+import type { Database } from '../../src/store/database/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, openNodes } from '../helpers/database-backends.js';
 import { JAN_1, usageRow } from '../helpers/usage-rows.js';

@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { type Database, openDatabase } from '../../src/store/database.js';
-import { WalCheckpointer } from '../../src/store/wal-checkpointer.js';
+import { type Database, openDatabase } from '../../src/store/database/database.js';
+import { WalCheckpointer } from '../../src/store/sqlite/wal-checkpointer.js';
 
 async function pragma(database: Database, name: string): Promise<unknown> {
   const { rows } = await sql<Record<string, unknown>>`${sql.raw(`pragma ${name}`)}`.execute(

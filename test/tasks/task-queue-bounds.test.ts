@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_A } from '../../src/domain/models.js';
 import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
-import type { DatabaseTarget } from '../../src/store/database.js';
+import type { DatabaseTarget } from '../../src/store/database/database.js';
 import { BACKENDS } from '../helpers/database-backends.js';
 import { DashScopeSdk, type SdkResponse } from '../helpers/dashscope-sdk.js';
 import { startTestGateway } from '../helpers/test-gateway.js';

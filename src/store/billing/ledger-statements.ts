@@ -1,4 +1,4 @@
-import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
+import { STAND_IN_STATUS, type UsageRow } from '../../domain/usage-row.js';
 import {
   type Parameter,
   parametersOf,
@@ -6,7 +6,7 @@ import {
   Statement,
   statementsByCount,
 } from './hot-statements.js';
-import { jsonParameter } from './json-parameter.js';
+import { jsonParameter } from '../database/json-parameter.js';
 import { LEDGER_COLUMNS, ledgerValues, toLedgerRow } from './usage-rows.js';
 
 const COLUMNS = LEDGER_COLUMNS.join(', ');

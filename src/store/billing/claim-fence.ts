@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { DatabaseSchema } from './schema.js';
+import type { DatabaseSchema } from '../database/schema.js';
 
 /** An Idempotency-Key claim as the store names it. */
 export interface HeldClaim {

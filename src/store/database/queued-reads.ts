@@ -1,6 +1,6 @@
 import type { Compilable } from 'kysely';
-import { GatewayError } from '../errors/gateway-error.js';
-import { TurnQueue } from '../support/turn-queue.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { TurnQueue } from '../../support/turn-queue.js';
 import type { LongReads, Read, ReadRunner } from './long-reads.js';
 
 /** One lane of long reads: how many run at once, how many may wait, and what a refusal says. */

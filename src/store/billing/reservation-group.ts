@@ -7,7 +7,7 @@ import {
   statementsByCount,
 } from './hot-statements.js';
 import type { PendingReservation } from './quota-types.js';
-import { jsonParameter } from './json-parameter.js';
+import { jsonParameter } from '../database/json-parameter.js';
 import { tokensLockedInIdOrder } from './token-locks.js';
 
 /** Holds images against a token's quota when they fit: settled plus held plus these. */

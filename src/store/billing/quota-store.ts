@@ -1,9 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
-import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
+import { STAND_IN_STATUS, type UsageRow } from '../../domain/usage-row.js';
 import { endClaim } from './claim-fence.js';
-import { GroupCommit } from '../support/group-commit.js';
-import type { Database } from './database.js';
-import { isDatabaseUnavailable } from './database-unavailable.js';
+import { GroupCommit } from '../../support/group-commit.js';
+import type { Database } from '../database/database.js';
+import { isDatabaseUnavailable } from '../database/database-unavailable.js';
 import { type HotStatements, isCommitUncertain, Statement } from './hot-statements.js';
 import type {
   DeliveryFence,
@@ -16,8 +16,8 @@ import type {
 } from './quota-types.js';
 import { reserveAtOnce, reserveTogether } from './reservation-group.js';
 import { settleAtOnce, settleTogether } from './settlement-group.js';
-import type { DatabaseSchema } from './schema.js';
-import { completeTask } from './task-store.js';
+import type { DatabaseSchema } from '../database/schema.js';
+import { completeTask } from '../task-store.js';
 import { toLedgerRow } from './usage-rows.js';
 
 export type {

@@ -1,8 +1,8 @@
 import type { Compilable } from 'kysely';
 import { Piscina } from 'piscina';
-import type { Log } from '../support/log.js';
-import type { ReadRunner } from './long-reads.js';
-import { shuttingDown } from './queued-reads.js';
+import type { Log } from '../../support/log.js';
+import type { ReadRunner } from '../database/long-reads.js';
+import { shuttingDown } from '../database/queued-reads.js';
 import type { SqliteReadTask } from './sqlite-read-worker.js';
 
 /** A thread idle this long ends, and its connection with it: reports are rare. */

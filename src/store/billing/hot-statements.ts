@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely';
-import type { DatabaseSchema } from './schema.js';
+import type { DatabaseSchema } from '../database/schema.js';
 
 /**
  * One SQL statement of the request path, written once with `?` placeholders and never built

@@ -1,6 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
-import { preparedNameOf } from './hot-statements.js';
+import { preparedNameOf } from '../billing/hot-statements.js';
 
 /** node-postgres's message when its own `query_timeout` fired: the server has not answered. */
 const CLIENT_TIMEOUT_MESSAGE = 'Query read timeout';

@@ -8,14 +8,14 @@ import {
   type StatementRunner,
   statementsByCount,
 } from './hot-statements.js';
-import { jsonParameter } from './json-parameter.js';
+import { jsonParameter } from '../database/json-parameter.js';
 import {
   ledgerJson,
   ledgerParameters,
   UPSERT_LEDGER_JSON_TEXT,
   upsertLedgerRows,
 } from './ledger-statements.js';
-import type { UsageRow } from '../domain/usage-row.js';
+import type { UsageRow } from '../../domain/usage-row.js';
 import type { ClaimFence, PendingSettlement, SettlementOutcome } from './quota-types.js';
 import { tokensLockedInIdOrder } from './token-locks.js';
 

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { UsageRow } from '../domain/usage-row.js';
-import { DASHSCOPE_FRONT_DOOR } from '../domain/front-door.js';
-import type { UsageLedgerTable } from './admission-schema.js';
+import type { UsageRow } from '../../domain/usage-row.js';
+import { DASHSCOPE_FRONT_DOOR } from '../../domain/front-door.js';
+import type { UsageLedgerTable } from '../database/admission-schema.js';
 
 export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {
   return {

@@ -1,5 +1,5 @@
-import type { TaskFence } from '../domain/task.js';
-import type { UsageRow } from '../domain/usage-row.js';
+import type { TaskFence } from '../../domain/task.js';
+import type { UsageRow } from '../../domain/usage-row.js';
 
 export interface ReservationRequest {
   id: string;

@@ -3,19 +3,23 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import pg from 'pg';
-import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
-import { migrateToLatest } from './migrations.js';
-import type { DatabaseLimits } from '../config/config.js';
+import { CurrentSchemaPostgresDialect } from '../migrations/current-schema-introspector.js';
+import { migrateToLatest } from '../migrations/migrations.js';
+import type { DatabaseLimits } from '../../config/config.js';
 import type { DatabaseSchema } from './schema.js';
-import { type HotStatements, PostgresStatements, SqliteStatements } from './hot-statements.js';
+import {
+  type HotStatements,
+  PostgresStatements,
+  SqliteStatements,
+} from '../billing/hot-statements.js';
 import { discardingUnanswered } from './unanswered-statements.js';
-import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.js';
+import { ImmediateSqliteDialect } from '../sqlite/immediate-sqlite-dialect.js';
 import { InlineReads, type LongReads } from './long-reads.js';
 import { QueuedReads, type ReadLane } from './queued-reads.js';
-import { SqliteWorkerReads } from './sqlite-worker-reads.js';
-import { WalCheckpointer } from './wal-checkpointer.js';
-import { WAL_FILE_LIMIT_BYTES } from './wal-limits.js';
-import { type Log, silentLog } from '../support/log.js';
+import { SqliteWorkerReads } from '../sqlite/sqlite-worker-reads.js';
+import { WalCheckpointer } from '../sqlite/wal-checkpointer.js';
+import { WAL_FILE_LIMIT_BYTES } from '../sqlite/wal-limits.js';
+import { type Log, silentLog } from '../../support/log.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; file: string }

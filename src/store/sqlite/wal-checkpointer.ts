@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Piscina } from 'piscina';
-import { type Log, warnAtMostEvery } from '../support/log.js';
+import { type Log, warnAtMostEvery } from '../../support/log.js';
 import type { WalCheckpointReport, WalCheckpointTask } from './wal-checkpoint-worker.js';
 import { AUTOCHECKPOINT_PAGES, WAL_FILE_LIMIT_BYTES } from './wal-limits.js';
 
