@@ -11,7 +11,7 @@ import { DEFAULT_MAX_IMAGE_BYTES } from '../../inputs/image-limits.js';
 import { readEditForm } from '../../openai/edit-form.js';
 import { b64ImagesResponse, openImages, urlImagesResponse } from '../../openai/images-response.js';
 import { modelEntry, modelIdsFor, modelList } from '../../openai/models-list.js';
-import { readMultipartForm } from '../../openai/multipart-reader.js';
+import { readOpenAiForm } from '../../openai/multipart-reader.js';
 import { openAiErrorBody, openAiErrorHeaders } from '../../openai/openai-error.js';
 import {
   type OpenAiImageRequest,
@@ -126,7 +126,7 @@ export function registerOpenAiImageRoutes(
             'RequestTooLarge',
             'request body is larger than the configured limit',
           );
-        return readMultipartForm(
+        return readOpenAiForm(
           payload,
           request.headers,
           {
