@@ -5,6 +5,7 @@ import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { LedgerCode } from '../errors/error-table.js';
 import { costOf } from '../ledger/prices.js';
 import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
 import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
@@ -537,7 +538,7 @@ const OUTCOME_STATUS: Record<SettlementOutcome, number> = {
   'caller-gone': CALLER_GONE_STATUS,
 };
 /** Ledger-only codes: why a settlement billed nothing. */
-const OUTCOME_CODES: Record<SettlementOutcome, string | undefined> = {
+const OUTCOME_CODES: Record<SettlementOutcome, LedgerCode | undefined> = {
   billed: undefined,
   'lease-lost': 'LeaseLost',
   'caller-gone': 'CallerGone',

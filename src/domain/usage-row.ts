@@ -1,3 +1,4 @@
+import type { RecordedCode } from '../errors/error-table.js';
 /**
  * Status of a stand-in row: a request whose own row is not written yet. It is written for a
  * request that billed images before its end (an incremental stream) or whose reservation was
@@ -17,7 +18,7 @@ export interface UsageRow {
   channel: string | undefined;
   /** The HTTP status answered. */
   status: number;
-  errorCode: string | undefined;
+  errorCode: RecordedCode | undefined;
   imagesRequested: number;
   /** What the upstream said it produced (its `usage.image_count`); undefined when it says nothing. */
   imagesReported: number | undefined;

@@ -26,6 +26,27 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
+/**
+ * Codes no answer carries, which ledger rows, the request log and the metrics record: why a
+ * request ended without an answer of the table above, or billed nothing though it produced
+ * (docs/admission.md). Each with the status its ledger row records.
+ */
+export const LEDGER_CODES = {
+  /** The caller left before the answer was handed over (nginx's 499). */
+  CallerGone: { status: 499 },
+  /** A task was canceled before it ran. */
+  Canceled: { status: 499 },
+  /** The request's reservation or claim lapsed while it was held up: nothing billed. */
+  LeaseLost: { status: 503 },
+  /** A stand-in row: the request is still running, or was lost with its node; nobody answered. */
+  Abandoned: { status: 0 },
+} as const satisfies Record<string, { status: number }>;
+
+export type LedgerCode = keyof typeof LEDGER_CODES;
+
+/** The code a ledger row or the request log records: an answered error's, or a ledger-only one. */
+export type RecordedCode = ErrorCode | LedgerCode;
+
 export function statusOf(code: ErrorCode): number {
   return ERROR_TABLE[code].status;
 }

@@ -4,9 +4,10 @@ import { DASHSCOPE_FRONT_DOOR } from '../domain/front-door.js';
 import { isModelId } from '../domain/models.js';
 import type { UsageRow } from '../domain/usage-row.js';
 import type { GatewayError } from '../errors/gateway-error.js';
+import { LEDGER_CODES, type RecordedCode } from '../errors/error-table.js';
 
 /** Status of a ledger row whose caller went away before the answer (nginx's convention). */
-export const CALLER_GONE_STATUS = 499;
+export const CALLER_GONE_STATUS = LEDGER_CODES.CallerGone.status;
 
 /** The part of a replayed result the ledger row describes. */
 export interface ReplayedResult {
@@ -57,7 +58,7 @@ export class RequestAccount {
   /** Time spent waiting in the gateway's own queues (the local engine's turns). */
   queueMs: number | undefined;
   /** The code of the error answered, when the request failed. */
-  errorCode: string | undefined;
+  errorCode: RecordedCode | undefined;
   replayed = false;
   /** The DashScope workspace the caller named, if any. */
   workspace: string | undefined;

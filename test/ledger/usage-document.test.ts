@@ -26,7 +26,7 @@ function listing(rows: number): UsageAnswer {
       usageRow(1, {
         createdAt: JAN_1 + index,
         account: index % 3 === 0 ? '=cmd|"a,b"\r\n' : `acme-${index}`,
-        errorCode: index % 7 === 0 ? 'Upstream"Error' : undefined,
+        errorCode: index % 7 === 0 ? 'UpstreamError' : undefined,
       }),
     ),
     groups: [],

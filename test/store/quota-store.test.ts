@@ -42,7 +42,13 @@ function settle(
     (outcome) =>
       outcome === 'billed'
         ? row
-        : { ...row, status: 503, errorCode: outcome, imagesDelivered: 0, imagesBilled: 0 },
+        : {
+            ...row,
+            status: 503,
+            errorCode: outcome === 'lease-lost' ? ('LeaseLost' as const) : ('CallerGone' as const),
+            imagesDelivered: 0,
+            imagesBilled: 0,
+          },
   );
 }
 
@@ -147,7 +153,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const tokenId = await insertToken(first);
       await new SqlTokenLimitsStore(first.db).update(tokenId, { imageQuota: 6 });
       const quota = new SqlQuotaStore(first);
-      const lostRow = { ...ledgerRow(tokenId, 0), status: 0, errorCode: 'Abandoned' };
+      const lostRow = { ...ledgerRow(tokenId, 0), status: 0, errorCode: 'Abandoned' as const };
       assert.equal(
         await quota.reserve({ id: 'dead-1', tokenId, images: 3, abandonedRow: lostRow }, 0, 1000),
         true,
@@ -192,7 +198,7 @@ for (const [backend, targetFor] of BACKENDS) {
           Number(row.images_received),
           Number(row.images_billed),
         ]),
-        [[lostRow.id, 503, 'lease-lost', 3, 0]],
+        [[lostRow.id, 503, 'LeaseLost', 3, 0]],
         'the late settlement replaces the abandoned row instead of adding a second one',
       );
     });

@@ -21,7 +21,8 @@ function rowFor(tokenId: string, rowId: string, delivered: number) {
     account.imagesReceived = delivered + 1;
     account.imagesDelivered = outcome === 'billed' ? delivered : 0;
     account.imagesBilled = account.imagesDelivered;
-    account.errorCode = outcome === 'billed' ? undefined : outcome;
+    account.errorCode =
+      outcome === 'billed' ? undefined : outcome === 'lease-lost' ? 'LeaseLost' : 'CallerGone';
     return {
       ...account.toRow(
         { tokenId, account: 'acme' },

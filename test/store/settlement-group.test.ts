@@ -76,7 +76,8 @@ function rowFor(tokenId: string, rowId: string, delivered: number) {
     account.imagesReceived = delivered;
     account.imagesDelivered = outcome === 'billed' ? delivered : 0;
     account.imagesBilled = account.imagesDelivered;
-    account.errorCode = outcome === 'billed' ? undefined : outcome;
+    account.errorCode =
+      outcome === 'billed' ? undefined : outcome === 'lease-lost' ? 'LeaseLost' : 'CallerGone';
     return {
       ...account.toRow(
         { tokenId, account: 'acme' },

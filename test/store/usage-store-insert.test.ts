@@ -25,8 +25,8 @@ for (const [backend, targetFor] of BACKENDS) {
       const settled = usageRow(3, { createdAt: 2 });
       await store.insert([standIn, settled]);
 
-      const ended = { ...standIn, status: 499, errorCode: 'CallerGone', gatewayMs: 900 };
-      const late = { ...settled, status: 503, errorCode: 'Overloaded', imagesBilled: 0 };
+      const ended = { ...standIn, status: 499, errorCode: 'CallerGone' as const, gatewayMs: 900 };
+      const late = { ...settled, status: 503, errorCode: 'Overloaded' as const, imagesBilled: 0 };
       const fresh = usageRow(1, { createdAt: 3 });
       await store.insert([ended, late, fresh]);
       assert.deepEqual(await store.list({}, 10), [ended, settled, fresh]);
@@ -42,7 +42,7 @@ for (const [backend, targetFor] of BACKENDS) {
       const stopped = {
         ...counted,
         status: 500,
-        errorCode: 'InternalError',
+        errorCode: 'InternalError' as const,
         imagesDelivered: 2,
         imagesBilled: 2,
         costMicros: 80_000,

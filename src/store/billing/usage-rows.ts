@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { UsageRow } from '../../domain/usage-row.js';
 import { DASHSCOPE_FRONT_DOOR } from '../../domain/front-door.js';
 import type { UsageLedgerTable } from '../database/admission-schema.js';
+import type { RecordedCode } from '../../errors/error-table.js';
 
 export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {
   return {
@@ -77,7 +78,8 @@ export function fromLedgerRow(row: Selectable<UsageLedgerTable>): UsageRow {
     mode: row.mode ?? undefined,
     channel: row.channel ?? undefined,
     status: Number(row.status),
-    errorCode: row.error_code ?? undefined,
+    // Rows are only ever written from a RecordedCode.
+    errorCode: (row.error_code ?? undefined) as RecordedCode | undefined,
     imagesRequested: Number(row.images_requested),
     imagesReported: row.images_reported === null ? undefined : Number(row.images_reported),
     imagesReceived: Number(row.images_received),
