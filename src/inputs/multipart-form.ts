@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { Busboy, type BusboyFileStream } from '@fastify/busboy';
+import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
 import { ByteLimit } from '../support/read-limited.js';
 import { discard } from '../support/stream-errors.js';
@@ -83,9 +83,8 @@ export function readMultipartForm(
   contentType: string,
   rules: MultipartRules,
 ): Promise<MultipartForm> {
-  const { wording } = rules;
   return new Promise((resolve, reject) => {
-    let parser;
+    let parser: BusboyInstance;
     try {
       parser = Busboy({
         headers: { 'content-type': contentType },
@@ -99,80 +98,115 @@ export function readMultipartForm(
         },
       });
     } catch {
-      reject(wording.contentType());
+      reject(rules.wording.contentType());
       return;
     }
-    const limit = new ByteLimit(maxMultipartBytes(rules), () => wording.bodyTooLarge());
-    const fieldsSoFar = new Map<string, string>();
-    const form: MultipartForm = { fields: [], files: [] };
-    const reads: Promise<MultipartFile>[] = [];
-    let failed = false;
-    const fail = (error: unknown) => {
-      if (failed) return;
-      failed = true;
-      body.unpipe(limit);
-      limit.unpipe(parser);
-      body.pause();
-      reject(error);
-    };
-
-    parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
-      if (typeof name !== 'string') fail(namelessPart());
-      else if (valueTruncated) fail(wording.fieldTooLong(name, rules.maxFieldBytes));
-      else {
-        form.fields.push({ name, value });
-        fieldsSoFar.set(name, value);
-      }
-    });
-    parser.on('file', (field, stream: BusboyFileStream, filename, _encoding, type) => {
-      if (failed || typeof field !== 'string') {
-        discard(stream);
-        if (typeof field !== 'string') fail(namelessPart());
-        return;
-      }
-      const part = {
-        field,
-        name: rules.nameOf?.(field, reads.length) ?? field,
-        filename,
-        contentType: type,
-      };
-      try {
-        rules.beforeFile?.(part, fieldsSoFar);
-      } catch (error) {
-        discard(stream);
-        fail(error);
-        return;
-      }
-      const reading = readFile(stream, part, rules);
-      reading.catch((error: unknown) => {
-        discard(stream);
-        fail(error instanceof GatewayError ? error : wording.cutShort(part.name));
-      });
-      reads.push(reading);
-    });
-    parser.on('filesLimit', () => fail(wording.tooManyFiles(rules.maxFiles)));
-    parser.on('fieldsLimit', () => fail(wording.tooManyFields(rules.maxFields)));
-    parser.on('partsLimit', () => fail(wording.tooManyParts()));
-    parser.on('error', () => fail(wording.malformed()));
-    parser.on('finish', () => {
-      Promise.all(reads).then(
-        (files) => {
-          if (failed) return;
-          form.files = files;
-          resolve(form);
-        },
-        // Each read's failure has already failed the form.
-        () => undefined,
-      );
-    });
-    limit.on('error', (error: unknown) =>
-      fail(error instanceof GatewayError ? error : invalidParameter('body', 'could not be read')),
-    );
-    body.on('error', (error: unknown) =>
-      fail(error instanceof GatewayError ? error : invalidParameter('body', 'could not be read')),
-    );
-    body.pipe(limit).pipe(parser);
+    new FormReading(body, parser, rules, resolve, reject).start();
   });
+}
+
+/** One form being read: busboy's events, each turned into a kept part or the form's refusal. */
+class FormReading {
+  private readonly limit: ByteLimit;
+  private readonly fieldsSoFar = new Map<string, string>();
+  private readonly fields: MultipartForm['fields'] = [];
+  private readonly reads: Promise<MultipartFile>[] = [];
+  private failed = false;
+
+  constructor(
+    private readonly body: Readable,
+    private readonly parser: BusboyInstance,
+    private readonly rules: MultipartRules,
+    private readonly resolve: (form: MultipartForm) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    this.limit = new ByteLimit(maxMultipartBytes(rules), () => rules.wording.bodyTooLarge());
+  }
+
+  start(): void {
+    const { parser, rules } = this;
+    const { wording } = rules;
+    parser.on('field', (name, value, _nameTruncated, valueTruncated) =>
+      this.field(name, value, valueTruncated),
+    );
+    parser.on('file', (field, stream: BusboyFileStream, filename, _encoding, type) =>
+      this.file(field, stream, filename, type),
+    );
+    parser.on('filesLimit', () => this.fail(wording.tooManyFiles(rules.maxFiles)));
+    parser.on('fieldsLimit', () => this.fail(wording.tooManyFields(rules.maxFields)));
+    parser.on('partsLimit', () => this.fail(wording.tooManyParts()));
+    parser.on('error', () => this.fail(wording.malformed()));
+    parser.on('finish', () => this.finish());
+    const unreadable = (error: unknown) =>
+      this.fail(
+        error instanceof GatewayError ? error : invalidParameter('body', 'could not be read'),
+      );
+    this.limit.on('error', unreadable);
+    this.body.on('error', unreadable);
+    this.body.pipe(this.limit).pipe(parser);
+  }
+
+  private field(name: string | undefined, value: string, valueTruncated: boolean): void {
+    if (typeof name !== 'string') this.fail(namelessPart());
+    else if (valueTruncated)
+      this.fail(this.rules.wording.fieldTooLong(name, this.rules.maxFieldBytes));
+    else {
+      this.fields.push({ name, value });
+      this.fieldsSoFar.set(name, value);
+    }
+  }
+
+  private file(
+    field: string | undefined,
+    stream: BusboyFileStream,
+    filename: string,
+    contentType: string,
+  ): void {
+    if (this.failed || typeof field !== 'string') {
+      discard(stream);
+      if (typeof field !== 'string') this.fail(namelessPart());
+      return;
+    }
+    const part = {
+      field,
+      name: this.rules.nameOf?.(field, this.reads.length) ?? field,
+      filename,
+      contentType,
+    };
+    try {
+      this.rules.beforeFile?.(part, this.fieldsSoFar);
+    } catch (error) {
+      discard(stream);
+      this.fail(error);
+      return;
+    }
+    const reading = readFile(stream, part, this.rules);
+    reading.catch((error: unknown) => {
+      discard(stream);
+      this.fail(error instanceof GatewayError ? error : this.rules.wording.cutShort(part.name));
+    });
+    this.reads.push(reading);
+  }
+
+  private finish(): void {
+    Promise.all(this.reads).then(
+      (files) => {
+        if (!this.failed) this.resolve({ fields: this.fields, files });
+      },
+      // Each read's failure has already failed the form.
+      () => undefined,
+    );
+  }
+
+  /** Refuses the form once; the rest of the body is left unread. */
+  private fail(error: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.body.unpipe(this.limit);
+    this.limit.unpipe(this.parser);
+    this.body.pause();
+    this.reject(error);
+  }
 }
 
 async function readFile(
