@@ -46,7 +46,9 @@ export function openTasks(options: TaskOptions): TaskServices {
     queueLimit: config.tasks.queueLimit,
     queueLimitPerToken: config.tasks.queueLimitPerToken,
     submitted: () => runner.wake(),
+    handoverMs: config.tasks.leaseMs,
     now,
+    log,
   });
   return { store, service, runner };
 }

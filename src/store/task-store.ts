@@ -14,7 +14,7 @@ import type {
   TaskState,
 } from '../domain/task.js';
 import type { UsageRow } from '../domain/usage-row.js';
-import { endClaim, type HeldClaim } from './billing/claim-fence.js';
+import { endClaim, forgetPublished, type HeldClaim } from './billing/claim-fence.js';
 import { InlineReads, type LongReads } from './database/long-reads.js';
 import type { DatabaseSchema } from './database/schema.js';
 import type { TasksTable } from './database/task-schema.js';
@@ -28,11 +28,13 @@ export interface SubmissionClaim extends HeldClaim {
 }
 
 /**
- * The state a task must still be in for an ending to take effect. `lapsedBy`: only if its
- * runner's lease had run out by then (another node ends it).
+ * The state a task must still be in for an ending to take effect. RUNNING `lapsedBy`: only if its
+ * runner's lease had run out by then (another node ends it). PENDING `held`: only if it is still
+ * held for the handover of its id; `lapsedBy`: only if that hold had run out by then.
  */
 export type TaskExpectation =
-  { state: 'PENDING' } | { state: 'RUNNING'; runner: string; lapsedBy?: number | undefined };
+  | { state: 'PENDING'; held?: boolean; lapsedBy?: number | undefined }
+  | { state: 'RUNNING'; runner: string; lapsedBy?: number | undefined };
 
 /** How many PENDING tasks may wait: in all, and of the owner of the task being stored. */
 export interface QueueBounds {
@@ -59,13 +61,18 @@ export interface TaskStore {
   /**
    * Stores a PENDING task unless the queue, or its owner's part of it, already holds its bound;
    * decided atomically against every other submission, on any node. With a claim, publishes the
-   * stored task under its Idempotency-Key too.
+   * stored task under its Idempotency-Key too. The task is held until `heldUntil`: no node
+   * claims it until `handOver` (its id reached the caller), and one that is never handed over is
+   * found by `lapsed` once the hold runs out.
    */
   insert(
     task: NewTask,
     claim: SubmissionClaim | undefined,
     bounds: QueueBounds,
+    heldUntil: number,
   ): Promise<QueuePlace>;
+  /** Ends the hold of a PENDING task: any node may claim it now. False when it was not held. */
+  handOver(id: string): Promise<boolean>;
   find(id: string): Promise<TaskRecord | undefined>;
   /** Newest first. `signal`: the caller left; a read that has not begun is dropped. */
   list(
@@ -75,7 +82,10 @@ export interface TaskStore {
     signal?: AbortSignal,
   ): Promise<TaskRecord[]>;
   count(filter: TaskFilter, signal?: AbortSignal): Promise<number>;
-  /** Takes the oldest PENDING task for `runner` (RUNNING, leased until `leaseUntil`), if any. */
+  /**
+   * Takes the oldest PENDING task not held for its handover for `runner` (RUNNING, leased until
+   * `leaseUntil`), if any.
+   */
   claim(runner: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
   /** Pushes the leases of these tasks forward while `runner` still holds them. */
   renewLeases(ids: readonly string[], runner: string, leaseUntil: number): Promise<void>;
@@ -84,9 +94,24 @@ export interface TaskStore {
   /**
    * Ends a task that did not succeed, if it is still as expected, and writes its ledger row (its
    * stand-in, if any, is replaced) in the same transaction. False when it was not as expected.
+   * `forget`: the Idempotency-Key the submission published the task under, forgotten with it.
    */
-  end(id: string, expected: TaskExpectation, end: TaskEnd, row: UsageRow): Promise<boolean>;
-  /** RUNNING tasks whose runner's lease has lapsed: their node died or stalled. */
+  end(
+    id: string,
+    expected: TaskExpectation,
+    end: TaskEnd,
+    row: UsageRow,
+    forget?: HeldClaim,
+  ): Promise<boolean>;
+  /**
+   * Pushes this runner's lease forward if it still holds the task and its lease has not run out
+   * by `now`: one statement, asked before each step that spends. False when the claim is lost.
+   */
+  keepClaim(id: string, runner: string, now: number, leaseUntil: number): Promise<boolean>;
+  /**
+   * RUNNING tasks whose runner's lease has lapsed (their node died or stalled), and PENDING ones
+   * whose hold for the handover of their id lapsed (their node died or stalled before it).
+   */
   lapsed(now: number, limit: number): Promise<TaskRecord[]>;
   /** Deletes at most `limit` finished tasks past their expiry; returns how many. */
   deleteExpired(now: number, limit: number): Promise<number>;
@@ -122,6 +147,7 @@ abstract class SqlTaskStore implements TaskStore {
     task: NewTask,
     claim: SubmissionClaim | undefined,
     bounds: QueueBounds,
+    heldUntil: number,
   ): Promise<QueuePlace> {
     return this.db.transaction().execute(async (trx) => {
       await this.lockQueue(trx);
@@ -158,6 +184,7 @@ abstract class SqlTaskStore implements TaskStore {
           resolve_uploads: task.resolveUploads ? 1 : 0,
           reservation_id: task.reservationId ?? null,
           state: 'PENDING',
+          lease_until: heldUntil,
           submitted_at: task.submittedAt,
           expires_at: task.expiresAt,
         })
@@ -166,6 +193,29 @@ abstract class SqlTaskStore implements TaskStore {
         throw new SubmissionClaimLost();
       return 'stored';
     });
+  }
+
+  async handOver(id: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('tasks')
+      .set({ lease_until: null })
+      .where('id', '=', id)
+      .where('state', '=', 'PENDING')
+      .where('lease_until', 'is not', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async keepClaim(id: string, runner: string, now: number, leaseUntil: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('tasks')
+      .set({ lease_until: leaseUntil })
+      .where('id', '=', id)
+      .where('state', '=', 'RUNNING')
+      .where('runner', '=', runner)
+      .where('lease_until', '>', now)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async find(id: string): Promise<TaskRecord | undefined> {
@@ -231,7 +281,13 @@ abstract class SqlTaskStore implements TaskStore {
       .execute();
   }
 
-  async end(id: string, expected: TaskExpectation, end: TaskEnd, row: UsageRow): Promise<boolean> {
+  async end(
+    id: string,
+    expected: TaskExpectation,
+    end: TaskEnd,
+    row: UsageRow,
+    forget?: HeldClaim,
+  ): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       let update = trx
         .updateTable('tasks')
@@ -245,13 +301,14 @@ abstract class SqlTaskStore implements TaskStore {
         })
         .where('id', '=', id)
         .where('state', '=', expected.state);
-      if (expected.state === 'RUNNING') {
-        update = update.where('runner', '=', expected.runner);
-        if (expected.lapsedBy !== undefined)
-          update = update.where('lease_until', '<=', expected.lapsedBy);
-      }
+      if (expected.state === 'RUNNING') update = update.where('runner', '=', expected.runner);
+      if (expected.state === 'PENDING' && expected.held === true)
+        update = update.where('lease_until', 'is not', null);
+      if (expected.lapsedBy !== undefined)
+        update = update.where('lease_until', '<=', expected.lapsedBy);
       const ended = await update.executeTakeFirst();
       if (ended.numUpdatedRows === 0n) return false;
+      if (forget !== undefined) await forgetPublished(trx, forget, row.requestId);
       const values = toLedgerRow(row);
       await trx
         .insertInto('usage_ledger')
@@ -268,7 +325,7 @@ abstract class SqlTaskStore implements TaskStore {
     const rows = await this.db
       .selectFrom('tasks')
       .selectAll()
-      .where('state', '=', 'RUNNING')
+      .where('state', 'in', ['RUNNING', 'PENDING'])
       .where('lease_until', '<=', now)
       .orderBy('lease_until')
       .limit(limit)
@@ -309,11 +366,13 @@ export class SqliteTaskStore extends SqlTaskStore {
           .selectFrom('tasks')
           .select('id')
           .where('state', '=', 'PENDING')
+          .where('lease_until', 'is', null)
           .orderBy('submitted_at')
           .orderBy('id')
           .limit(1),
       )
       .where('state', '=', 'PENDING')
+      .where('lease_until', 'is', null)
       .returningAll()
       .executeTakeFirst();
     return row === undefined ? undefined : fromRow(row);
@@ -343,6 +402,7 @@ export class PostgresTaskStore extends SqlTaskStore {
         .selectFrom('tasks')
         .select('id')
         .where('state', '=', 'PENDING')
+        .where('lease_until', 'is', null)
         .orderBy('submitted_at')
         .orderBy('id')
         .limit(1)
@@ -355,6 +415,7 @@ export class PostgresTaskStore extends SqlTaskStore {
         .set({ state: 'RUNNING', runner, lease_until: leaseUntil, scheduled_at: now })
         .where('id', '=', next.id)
         .where('state', '=', 'PENDING')
+        .where('lease_until', 'is', null)
         .returningAll()
         .executeTakeFirst();
       return row === undefined ? undefined : fromRow(row);

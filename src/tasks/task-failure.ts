@@ -53,3 +53,15 @@ export function tokenStandingLost(error: unknown): unknown {
     `the token this task was submitted with was revoked or has expired before the task ran (${error.message}); nothing was billed`,
   );
 }
+
+/**
+ * A task stored by a node that stopped before the answer carrying its id reached the caller (or
+ * before it could say so): canceled, as nobody may know its id.
+ */
+export function unannounced(): { code: 'CallerGone'; message: string } {
+  return {
+    code: 'CallerGone',
+    message:
+      'the gateway node that stored this task stopped before it could confirm that the task id reached the caller; nothing was billed, submit it again',
+  };
+}

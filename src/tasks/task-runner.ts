@@ -7,13 +7,19 @@ import { type GenerationRequest, maxImagesOf } from '../domain/generation-reques
 import type { TaskRecord } from '../domain/task.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationService } from '../generation/generation-service.js';
-import type { RequestAccount } from '../ledger/request-account.js';
+import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
 import type { TaskExpectation, TaskStore } from '../store/task-store.js';
 import { purgeInBatches } from '../support/batched-purge.js';
 import { Heartbeat } from '../support/heartbeat.js';
 import type { Log } from '../support/log.js';
 import { validateRequest } from '../validate/validate-request.js';
-import { runnerLost, shutDownMidTask, taskFailureOf, tokenStandingLost } from './task-failure.js';
+import {
+  runnerLost,
+  shutDownMidTask,
+  taskFailureOf,
+  tokenStandingLost,
+  unannounced,
+} from './task-failure.js';
 import { principalOfTask } from './task-owner.js';
 import { TASK_RESULT_TTL_MS } from './task-service.js';
 
@@ -234,13 +240,13 @@ export class TaskRunner {
 
   /**
    * Tasks whose runner stopped renewing its lease: it may have reached an upstream that is
-   * generating still, so the task is not run again but ends FAILED, nothing billed.
+   * generating still, so the task is not run again but ends FAILED, nothing billed. Tasks whose
+   * node stopped before handing their id to the caller end CANCELED, nothing billed.
    */
   private async recoverLapsed(): Promise<void> {
     const now = this.options.now();
     const lapsed = await this.options.store.lapsed(now, RECOVERIES_PER_PASS);
     for (const task of lapsed) {
-      if (task.runner === undefined) continue;
       const account = taskAccount(task);
       try {
         const request = validateRequest(JSON.parse(task.request));
@@ -248,18 +254,44 @@ export class TaskRunner {
       } catch {
         account.model = task.model;
       }
-      const ended = await this.endFailed(task, account, runnerLost(), {
-        state: 'RUNNING',
-        runner: task.runner,
-        lapsedBy: now,
-      });
+      const ended =
+        task.state === 'PENDING'
+          ? await this.endUnannounced(task, account, now)
+          : task.runner !== undefined &&
+            (await this.endFailed(task, account, runnerLost(), {
+              state: 'RUNNING',
+              runner: task.runner,
+              lapsedBy: now,
+            }));
       if (!ended) continue;
       this.options.log.warn(
-        { task_id: task.id, runner: task.runner },
-        'task ended FAILED: its runner stopped renewing it',
+        { task_id: task.id, runner: task.runner, state: task.state },
+        'task ended: its node stopped renewing it',
       );
       await this.options.admission.releaseReserved(principalOfTask(task), task.reservationId);
     }
+  }
+
+  /** A task whose id the gateway cannot say reached its caller: canceled, 499 CallerGone. */
+  private async endUnannounced(
+    task: TaskRecord,
+    account: RequestAccount,
+    now: number,
+  ): Promise<boolean> {
+    account.callerLeft();
+    const ended = unannounced();
+    return this.options.store.end(
+      task.id,
+      { state: 'PENDING', held: true, lapsedBy: now },
+      {
+        state: 'CANCELED',
+        errorCode: ended.code,
+        errorMessage: ended.message,
+        endedAt: now,
+        expiresAt: now + TASK_RESULT_TTL_MS,
+      },
+      account.toRow(task, { status: CALLER_GONE_STATUS, costMicros: 0, endedAt: now }),
+    );
   }
 
   private async renewReservations(): Promise<void> {

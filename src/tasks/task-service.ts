@@ -14,6 +14,8 @@ import { holdsControlCharacter } from '../support/stored-text.js';
 import { validateRequest } from '../validate/validate-request.js';
 import { mayRead, ownerOf, principalOfTask } from './task-owner.js';
 import { echo } from '../errors/echo.js';
+import { CallerGone } from '../errors/caller-gone.js';
+import type { Log } from '../support/log.js';
 
 /** Tasks and their images expire together: 24 hours after the task ends. */
 export const TASK_RESULT_TTL_MS = IMAGE_URL_VALIDITY_SECONDS * 1000;
@@ -38,6 +40,20 @@ export interface Submission {
   account: RequestAccount;
   /** `X-DashScope-OssResourceResolve: enable` was sent: the task's `oss://` inputs name uploads. */
   resolveUploads: boolean;
+  /** True once the caller's connection has closed: no task is stored for a caller who left. */
+  callerGone: () => boolean;
+}
+
+/**
+ * A stored task, held until the answer carrying its id has been handed to the caller's
+ * connection: exactly one of the two ends the hold. Neither throws.
+ */
+export interface HeldSubmission {
+  taskId: string;
+  /** The answer was handed over: the task may run (on any node). */
+  handedOver(): Promise<void>;
+  /** The caller left, or the answer failed, before that: the task ends CANCELED, unbilled. */
+  withdrawn(): Promise<void>;
 }
 
 export interface TaskListQuery {
@@ -58,9 +74,15 @@ export interface TaskServiceOptions {
   queueLimit: number;
   /** PENDING tasks one caller holds at most, unless its token has its own limit. */
   queueLimitPerToken: number;
-  /** Called after a submission is stored: the local runner claims it without waiting to poll. */
+  /** Called once a submission's id was handed over: the local runner claims it without a poll. */
   submitted: () => void;
+  /**
+   * How long a stored task waits for the answer carrying its id to be handed over; past it, a
+   * node that died or stalled before that leaves it to be canceled by any node's recovery.
+   */
+  handoverMs: number;
   now: () => number;
+  log: Log;
 }
 
 /**
@@ -73,7 +95,7 @@ export class TaskService {
 
   constructor(private readonly options: TaskServiceOptions) {}
 
-  async submit(submission: Submission): Promise<string> {
+  async submit(submission: Submission): Promise<HeldSubmission> {
     const { request, principal, account } = submission;
     const maxImages = maxImagesOf(request);
     account.describe(request, maxImages);
@@ -86,6 +108,7 @@ export class TaskService {
     const submittedAt = account.receivedAt;
     let place: QueuePlace;
     try {
+      if (submission.callerGone()) throw new CallerGone();
       place = await store.insert(
         {
           id: taskId,
@@ -111,6 +134,7 @@ export class TaskService {
               result: JSON.stringify({ task_id: taskId }),
             },
         { total: queueLimit, perOwner: ownerBound },
+        this.options.now() + this.options.handoverMs,
       );
     } catch (error) {
       await admission.releaseReserved(principal, reservationId);
@@ -128,8 +152,61 @@ export class TaskService {
     }
     // The task's row, with this request's id, is written when the task ends.
     account.recorded = true;
-    this.options.submitted();
-    return taskId;
+    return {
+      taskId,
+      handedOver: () => this.handedOver(taskId),
+      withdrawn: () => this.withdrawn(taskId, submission, reservationId),
+    };
+  }
+
+  private async handedOver(taskId: string): Promise<void> {
+    try {
+      if (await this.options.store.handOver(taskId)) this.options.submitted();
+    } catch (error) {
+      // The hold runs out and the task is canceled: nothing is billed for it.
+      this.options.log.warn(
+        { task_id: taskId, err: String(error) },
+        'releasing a task for its runners failed',
+      );
+    }
+  }
+
+  private async withdrawn(
+    taskId: string,
+    submission: Submission,
+    reservationId: string | undefined,
+  ): Promise<void> {
+    const { account, principal } = submission;
+    const now = this.options.now();
+    account.callerLeft();
+    const row = account.toRow(principal, {
+      status: CALLER_GONE_STATUS,
+      costMicros: 0,
+      endedAt: now,
+    });
+    try {
+      const ended = await this.options.store.end(
+        taskId,
+        { state: 'PENDING', held: true },
+        {
+          state: 'CANCELED',
+          errorCode: 'CallerGone',
+          errorMessage:
+            'the caller left before the answer carrying this task id reached it; nothing was billed',
+          endedAt: now,
+          expiresAt: now + TASK_RESULT_TTL_MS,
+        },
+        row,
+        account.idempotency,
+      );
+      if (ended) await this.options.admission.releaseReserved(principal, reservationId);
+    } catch (error) {
+      // The hold runs out and the recovery cancels the task: nothing is billed for it.
+      this.options.log.warn(
+        { task_id: taskId, err: String(error) },
+        'canceling a task whose caller left failed',
+      );
+    }
   }
 
   /** The caller's task (any task for an admin token), or 404. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { silentLog } from '../../src/support/log.js';
 import { describe, it } from 'node:test';
 import type { TaskReservations } from '../../src/admission/admission.js';
 import type { Principal } from '../../src/domain/principal.js';
@@ -60,7 +61,9 @@ function serviceOn(store: TaskStore): TaskService {
     queueLimit: 10,
     queueLimitPerToken: 10,
     submitted: () => undefined,
+    handoverMs: 1000,
     now: Date.now,
+    log: silentLog,
   });
 }
 

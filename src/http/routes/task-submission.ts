@@ -2,11 +2,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DASHSCOPE_TASK_FRONT_DOOR } from '../../domain/front-door.js';
 import { type GenerationRequest, maxImagesOf } from '../../domain/generation-request.js';
 import { invalidParameter } from '../../errors/gateway-error.js';
-import type { TaskService } from '../../tasks/task-service.js';
+import type { HeldSubmission, TaskService } from '../../tasks/task-service.js';
 import { principalOf } from '../authentication-hook.js';
 import { answeringReplay } from '../idempotency-hooks.js';
 import { accountOf } from '../ledger-hooks.js';
 import { resolvesUploads } from '../upload-headers.js';
+import { whenClosed } from '../when-closed.js';
 
 /** The answer to a task submission (docs/api.md §11.1). */
 export interface TaskReceipt {
@@ -37,15 +38,34 @@ export async function submitTask(
     answeringReplay(reply);
     return receipt(taskId, request.id);
   }
-  const taskId = await tasks.submit({
-    body: request.body,
-    request: generationRequest,
-    requestId: request.id,
-    principal: principalOf(request),
-    account,
-    resolveUploads: resolvesUploads(request.headers),
+  const held = await account.track(
+    tasks.submit({
+      body: request.body,
+      request: generationRequest,
+      requestId: request.id,
+      principal: principalOf(request),
+      account,
+      resolveUploads: resolvesUploads(request.headers),
+      callerGone: () => reply.raw.closed || reply.raw.destroyed,
+    }),
+  );
+  handOverWhenAnswered(reply, held);
+  return receipt(held.taskId, request.id);
+}
+
+/**
+ * The task may run once the answer carrying its id has been handed to the caller's connection
+ * ('finish'); a connection that closes before that, or an answer that is not the receipt,
+ * withdraws it unbilled.
+ */
+function handOverWhenAnswered(reply: FastifyReply, held: HeldSubmission): void {
+  const response = reply.raw;
+  response.once('finish', () => {
+    void (response.statusCode === 200 ? held.handedOver() : held.withdrawn());
   });
-  return receipt(taskId, request.id);
+  whenClosed(reply, () => {
+    if (!response.writableFinished) void held.withdrawn();
+  });
 }
 
 function receipt(taskId: string, requestId: string): TaskReceipt {

@@ -45,3 +45,23 @@ export async function endClaim(
           .then((gone) => gone.numDeletedRows);
   return result > 0n;
 }
+
+/**
+ * Forgets the result `requestId` published under an Idempotency-Key, inside the caller's
+ * transaction, when what it names is void (a task canceled before its id reached the caller): a
+ * repeat of the request then runs again.
+ */
+export async function forgetPublished(
+  trx: Transaction<DatabaseSchema>,
+  claim: HeldClaim,
+  requestId: string,
+): Promise<void> {
+  await trx
+    .deleteFrom('idempotency_keys')
+    .where('scope', '=', claim.scope)
+    .where('idempotency_key', '=', claim.key)
+    .where('owner', '=', claim.owner)
+    .where('state', '=', 'done')
+    .where('request_id', '=', requestId)
+    .execute();
+}
