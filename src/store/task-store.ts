@@ -104,10 +104,11 @@ export interface TaskStore {
     forget?: HeldClaim,
   ): Promise<boolean>;
   /**
-   * Pushes this runner's lease forward if it still holds the task and its lease has not run out
-   * by `now`: one statement, asked before each step that spends. False when the claim is lost.
+   * Pushes this runner's lease forward if it still runs the task (not ended, by anyone): one
+   * statement, asked before each step that spends. False when the claim is lost. A lease that
+   * lapsed but that no node acted on is this runner's again: an ending needs it lapsed.
    */
-  keepClaim(id: string, runner: string, now: number, leaseUntil: number): Promise<boolean>;
+  keepClaim(id: string, runner: string, leaseUntil: number): Promise<boolean>;
   /**
    * RUNNING tasks whose runner's lease has lapsed (their node died or stalled), and PENDING ones
    * whose hold for the handover of their id lapsed (their node died or stalled before it).
@@ -206,14 +207,13 @@ abstract class SqlTaskStore implements TaskStore {
     return result.numUpdatedRows > 0n;
   }
 
-  async keepClaim(id: string, runner: string, now: number, leaseUntil: number): Promise<boolean> {
+  async keepClaim(id: string, runner: string, leaseUntil: number): Promise<boolean> {
     const result = await this.db
       .updateTable('tasks')
       .set({ lease_until: leaseUntil })
       .where('id', '=', id)
       .where('state', '=', 'RUNNING')
       .where('runner', '=', runner)
-      .where('lease_until', '>', now)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }

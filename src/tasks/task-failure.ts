@@ -65,3 +65,14 @@ export function unannounced(): { code: 'CallerGone'; message: string } {
       'the gateway node that stored this task stopped before it could confirm that the task id reached the caller; nothing was billed, submit it again',
   };
 }
+
+/**
+ * The runner no longer holds its task: another node ended it after the runner's lease lapsed (a
+ * stalled process). Not a failure of the task, which already has its ending and its row.
+ */
+export class TaskClaimLost extends Error {
+  constructor(taskId: string) {
+    super(`task ${taskId} is no longer this runner's (ended elsewhere): not run further`);
+    this.name = 'TaskClaimLost';
+  }
+}

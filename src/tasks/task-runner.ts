@@ -1,7 +1,11 @@
 import { hostname } from 'node:os';
 import { taskAccount } from './task-account.js';
 import { randomUUID } from 'node:crypto';
-import type { TaskReservations } from '../admission/admission.js';
+import type {
+  AdmissionRequest,
+  AdmissionTicket,
+  TaskReservations,
+} from '../admission/admission.js';
 import type { TokenStanding } from '../auth/authenticator.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import type { TaskRecord } from '../domain/task.js';
@@ -17,6 +21,7 @@ import {
   runnerLost,
   shutDownMidTask,
   taskFailureOf,
+  TaskClaimLost,
   tokenStandingLost,
   unannounced,
 } from './task-failure.js';
@@ -189,9 +194,15 @@ export class TaskRunner {
         signal,
         account,
         ...(task.resolveUploads ? { resolveUploads: true } : {}),
-        admission: { admit: (admitted) => admission.resume(admitted, task.reservationId) },
+        admission: { admit: (admitted) => this.resumeUnderClaim(task, admitted) },
       });
     } catch (error) {
+      if (error instanceof TaskClaimLost) {
+        // Whoever ended the task wrote its row and gave its reservation back.
+        this.options.log.warn({ task_id: task.id }, error.message);
+        await admission.releaseReserved(principal, task.reservationId);
+        return;
+      }
       const failure = signal.aborted
         ? shutDownMidTask()
         : taskFailureOf(error, task.id, this.options.log);
@@ -202,6 +213,34 @@ export class TaskRunner {
       );
       await admission.releaseReserved(principal, task.reservationId);
     }
+  }
+
+  /**
+   * The task's reservation, taken back only while this node still holds the task, and the claim
+   * asked again once it is held, as the upstream call follows at once: a runner that stalled
+   * (input images, a paused process) past its lease while another node ended the task spends
+   * nothing more on it.
+   */
+  private async resumeUnderClaim(
+    task: TaskRecord,
+    admitted: AdmissionRequest,
+  ): Promise<AdmissionTicket> {
+    await this.keepClaim(task);
+    const ticket = await this.options.admission.resume(admitted, task.reservationId);
+    try {
+      await this.keepClaim(task);
+    } catch (error) {
+      await ticket.release(error);
+      throw error;
+    }
+    return ticket;
+  }
+
+  /** One statement: the claim still this node's (its lease pushed forward), or TaskClaimLost. */
+  private async keepClaim(task: TaskRecord): Promise<void> {
+    const now = this.options.now();
+    if (!(await this.options.store.keepClaim(task.id, this.nodeId, now + this.options.leaseMs)))
+      throw new TaskClaimLost(task.id);
   }
 
   private async checkStanding(task: TaskRecord): Promise<void> {

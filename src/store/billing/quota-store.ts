@@ -172,7 +172,9 @@ export class SqlQuotaStore {
       const freed = Math.max(0, reserved ?? 0);
       if (tokenId !== undefined && (freed > 0 || billed > 0))
         await this.charge(trx, tokenId, freed, billed);
-      // A request whose reservation was reclaimed replaces the stand-in row left for it.
+      // A task's row is written by whoever ends the task, under that ending's own condition: one
+      // that did not end here (it was ended elsewhere, or ends FAILED next) keeps its row as is.
+      if (outcome !== 'billed') return outcome;
       const values = toLedgerRow(row);
       await trx
         .insertInto('usage_ledger')
