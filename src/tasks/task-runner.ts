@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { taskAccount } from './task-account.js';
 import { randomUUID } from 'node:crypto';
 import type {
@@ -49,10 +50,15 @@ export interface TaskRunnerOptions {
 const RECOVERIES_PER_PASS = 100;
 /** How often finished tasks past their expiry are deleted. */
 const SWEEP_EVERY_MS = 60_000;
+/** A failed lease renewal is tried again after this, then after twice as long, up to the last. */
+const FIRST_RENEWAL_RETRY_MS = 50;
+const LAST_RENEWAL_RETRY_MS = 1000;
 
 interface Running {
   abort: AbortController;
   done: Promise<void>;
+  /** Until when the database holds the task's lease, as this node last set it. */
+  leaseUntil: number;
 }
 
 /**
@@ -78,8 +84,12 @@ export class TaskRunner {
   constructor(private readonly options: TaskRunnerOptions) {
     this.leases = new Heartbeat(
       Math.max(1, Math.floor(options.leaseMs / 3)),
-      (ids) => options.store.renewLeases(ids, this.nodeId, options.now() + options.leaseMs),
-      (error) => options.log.warn({ err: String(error) }, 'renewing task leases failed'),
+      (ids) => this.renewLeases(ids),
+      (error) =>
+        options.log.warn(
+          { err: String(error) },
+          'renewing task leases failed until they ran out; another node may end those tasks',
+        ),
     );
   }
 
@@ -170,7 +180,40 @@ export class TaskRunner {
       this.leases.drop(task.id);
       void this.fill();
     });
-    this.running.set(task.id, { abort, done });
+    const leaseUntil = task.leaseUntil ?? this.options.now() + this.options.leaseMs;
+    this.running.set(task.id, { abort, done, leaseUntil });
+  }
+
+  /**
+   * Renews the leases of the tasks still running here. A renewal that fails (a database that is
+   * restarting, a connection cut) is tried again, backing off, for as long as one of those leases
+   * has time left: only then may another node find them lapsed.
+   */
+  private async renewLeases(ids: readonly string[]): Promise<void> {
+    let pauseMs = FIRST_RENEWAL_RETRY_MS;
+    for (;;) {
+      const held = ids.flatMap((id) => {
+        const run = this.running.get(id);
+        return run === undefined ? [] : [{ id, run }];
+      });
+      if (held.length === 0) return;
+      const leaseUntil = this.options.now() + this.options.leaseMs;
+      try {
+        const heldIds = held.map(({ id }) => id);
+        await this.options.store.renewLeases(heldIds, this.nodeId, leaseUntil);
+        for (const { run } of held) run.leaseUntil = leaseUntil;
+        return;
+      } catch (error) {
+        const lapsesAt = Math.max(...held.map(({ run }) => run.leaseUntil));
+        if (this.options.now() + pauseMs >= lapsesAt) throw error;
+        this.options.log.warn(
+          { err: String(error), retry_in_ms: pauseMs },
+          'renewing task leases failed; trying again while they last',
+        );
+        await sleep(pauseMs);
+        pauseMs = Math.min(pauseMs * 2, LAST_RENEWAL_RETRY_MS);
+      }
+    }
   }
 
   /**
@@ -286,6 +329,8 @@ export class TaskRunner {
     const now = this.options.now();
     const lapsed = await this.options.store.lapsed(now, RECOVERIES_PER_PASS);
     for (const task of lapsed) {
+      // Its runner is alive here: it renews the lease again once it can, and ends the task itself.
+      if (task.runner === this.nodeId && this.running.has(task.id)) continue;
       const account = taskAccount(task);
       try {
         const request = validateRequest(JSON.parse(task.request));
