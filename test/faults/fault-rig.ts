@@ -4,7 +4,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
 import { MODEL_A } from '../../src/domain/models.js';
@@ -20,6 +19,7 @@ import { SqlTokenStore } from '../../src/store/token-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import type { FakeDashScope } from '../fixtures/fake-dashscope.js';
 import { GENERATION_URL } from '../helpers/requests.js';
+import { eventually } from '../helpers/waits.js';
 import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';
 
 /** A token's quota counters as the database holds them. */
@@ -298,18 +298,7 @@ export async function probe(
   }
 }
 
-/** Resolves once `check` holds, polling every 50 ms; fails naming `what` after `timeoutMs`. */
-export async function eventually(
-  check: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
+export { eventually };
 
 export const billedIn = (rows: readonly UsageRow[]) =>
   rows.reduce((total, row) => total + row.imagesBilled, 0);

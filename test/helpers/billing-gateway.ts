@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { silentLog } from '../../src/support/log.js';
@@ -16,6 +15,7 @@ import { GenerationPipeline } from '../../src/generation/generation-pipeline.js'
 import { buildApp } from '../../src/http/app.js';
 import type { DatabaseTarget } from '../../src/store/database/database.js';
 import { GENERATION_URL } from './requests.js';
+import { eventually as waitUntil } from './waits.js';
 
 /** An engine under the test's control: how many images, how long, whether it fails. */
 export class FakeEngine implements Engine {
@@ -180,13 +180,9 @@ export function postGeneration(
   });
 }
 
-/** Resolves once `check` holds, polling; fails after `timeoutMs`. */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await sleep(10);
-  }
+/** Resolves once `check` holds, asking every 10 ms; fails after `timeoutMs`. */
+export function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
+  return waitUntil(check, timeoutMs, 'condition', 10);
 }
 
 /** A gate the fake engine waits on, opened by the test. */

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import type { Database } from '../../src/store/database/database.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { GENERATION_URL } from '../helpers/requests.js';
+import { eventually } from '../helpers/waits.js';
 import { RESERVATION_TTL_MS, startCluster } from './cluster.js';
 import type { GatewayProcess } from './gateway-process.js';
 
@@ -64,14 +64,6 @@ const sum = (outcomes: readonly Outcome[]) =>
 
 async function ledgerOf(database: Database, tokenId: string) {
   return new SqlUsageStore(database).list({ tokenId }, 10_000);
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
-    await sleep(100);
-  }
 }
 
 it('three gateway nodes on one PostgreSQL and Redis share quota, rate limits and the ledger, and survive a node killed mid-request', async (t) => {
