@@ -1,3 +1,5 @@
+import { eventually } from './waits.js';
+
 /**
  * The wire format of the official DashScope Python SDK's task calls, request for request:
  * ImageGeneration.async_call (BaseApi.call with `X-DashScope-Async: enable` and
@@ -72,17 +74,17 @@ export class DashScopeSdk {
 
   /** BaseAsyncApi.wait(task): polls until a final status (faster than the SDK's 1-5 s). */
   async wait(taskId: string, timeoutMs = 30_000): Promise<SdkResponse> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const answer = await this.fetch(taskId);
-      if (answer.status_code !== 200 && answer.status_code !== 503 && answer.status_code !== 504)
-        return answer;
-      const status = answer.output?.task_status;
-      if (answer.status_code === 200 && (typeof status !== 'string' || FINAL.has(status)))
-        return answer;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} still ${String(status)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    let answer: SdkResponse | undefined;
+    await eventually(
+      async () => {
+        answer = await this.fetch(taskId);
+        return isFinal(answer);
+      },
+      timeoutMs,
+      `task ${taskId} reaching a final status`,
+      20,
+    );
+    return answer as SdkResponse;
   }
 
   /** BaseAsyncApi.cancel(task): a POST without a body. */
@@ -136,4 +138,12 @@ async function read(response: Response): Promise<SdkResponse> {
     usage: response.status === 200 ? object('usage') : undefined,
     headers: response.headers,
   };
+}
+
+/** An answer that polling stops at: a final task status, or an error other than load. */
+function isFinal(answer: SdkResponse): boolean {
+  if (answer.status_code !== 200 && answer.status_code !== 503 && answer.status_code !== 504)
+    return true;
+  const status = answer.output?.task_status;
+  return answer.status_code === 200 && (typeof status !== 'string' || FINAL.has(status));
 }
