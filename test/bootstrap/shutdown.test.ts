@@ -6,7 +6,6 @@ import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Agent as UndiciAgent, fetch } from 'undici';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
@@ -14,12 +13,15 @@ import { type GatewayHome, prepareGatewayHome } from '../helpers/gateway-home.js
 import { startListeningProcess } from '../helpers/listening-process.js';
 import { childPidsOf, isRunning } from '../helpers/process-tree.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { eventually } from '../helpers/waits.js';
 import { postStreaming } from '../helpers/dashscope-sse.js';
 import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';
 
 /** The default of IMAGEGATE_SHUTDOWN_TIMEOUT_MS. */
 const DEFAULT_DRAIN_MS = 10_000;
 const UPSTREAM_DELAY_MS = 1500;
+/** What the gateway logs (at level info) as a signal starts its drain, in src/main.ts. */
+const DRAIN_STARTED = 'shutting down: draining requests in flight';
 
 /** What a caller saw: an answer, or its connection closed before one. */
 type Outcome = { status: number; body: string } | { closed: string };
@@ -54,11 +56,20 @@ function generate(url: string, home: GatewayHome, requestId: string): Promise<Ou
 
 /** Resolves once the fake upstream has received `count` generation submissions in all. */
 async function upstreamReceived(upstream: FakeDashScope, count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (upstream.submissions().length < count) {
-    if (Date.now() > deadline) throw new Error(`the upstream did not receive request ${count}`);
-    await sleep(20);
-  }
+  await eventually(
+    () => upstream.submissions().length >= count,
+    10_000,
+    `the upstream receiving request ${count}`,
+  );
+}
+
+/** Resolves once the gateway has logged that a signal started its drain (needs log level info). */
+async function drainStarted(gateway: GatewayProcess): Promise<void> {
+  await eventually(
+    () => gateway.stdout().includes(DRAIN_STARTED),
+    10_000,
+    'the gateway logging the start of its drain',
+  );
 }
 
 const mtimeOf = async (file: string) => (await stat(file)).mtimeMs;
@@ -195,7 +206,10 @@ describe('shutting down on a signal', () => {
   });
 
   it('closes the connections that have sent no whole request head within a moment, answers a head that arrives in it with 503, and still finishes the request in flight', async (t) => {
-    const { home, gateway } = await nodeGateway(t, { IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '30000' });
+    const { home, gateway } = await nodeGateway(t, {
+      IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '30000',
+      IMAGEGATE_LOG_LEVEL: 'info',
+    });
     const { hostname, port } = new URL(gateway.url);
     const quiet = async (sent: string) => {
       const socket = connect(Number(port), hostname);
@@ -221,7 +235,7 @@ describe('shutting down on a signal', () => {
 
     const signalled = Date.now();
     gateway.child.kill('SIGTERM');
-    await sleep(100);
+    await drainStarted(gateway);
     const body = JSON.stringify(modelABody());
     late.socket.write(
       `POST ${GENERATION_URL} HTTP/1.1\r\nHost: gateway\r\nAuthorization: ${home.authorization}\r\n` +
@@ -259,11 +273,11 @@ describe('shutting down on a signal', () => {
   });
 
   it('a second signal stops the drain: the request in flight is cut and bills nothing, and the process exits 0', async (t) => {
-    const { home, gateway } = await nodeGateway(t, {});
+    const { home, gateway } = await nodeGateway(t, { IMAGEGATE_LOG_LEVEL: 'info' });
     const { answer } = await heldAtTheUpstream(gateway.url, home, 'cut');
     const signalled = Date.now();
     gateway.child.kill('SIGTERM');
-    await sleep(100);
+    await drainStarted(gateway);
     gateway.child.kill('SIGTERM');
 
     const outcome = await answer;

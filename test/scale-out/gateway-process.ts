@@ -13,6 +13,8 @@ export interface GatewayProcess {
   exited: Promise<number | null>;
   /** What it wrote to stderr, for failure messages. */
   stderr(): string;
+  /** What it has written to stdout so far (its JSON logs). */
+  stdout(): string;
 }
 
 export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
@@ -46,5 +48,5 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
   });
   // Keep draining stdout so that the process never blocks on a full pipe.
   child.stdout?.resume();
-  return { url, child, exited, stderr: () => stderr };
+  return { url, child, exited, stderr: () => stderr, stdout: () => stdout };
 }
