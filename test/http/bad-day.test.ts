@@ -2,17 +2,31 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { type AddressInfo, connect } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
+import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { type BillingGateway, gate, startBillingGateway } from '../helpers/billing-gateway.js';
 import { engineStarted } from '../helpers/engine-started.js';
 import { generationHead, pipelinedExchange, rawExchange } from '../helpers/raw-http.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { connectionsOpen } from '../helpers/server-connections.js';
+import { eventually } from '../helpers/waits.js';
 
 async function listening(t: TestContext, env: Record<string, string> = {}) {
-  const gateway = await startBillingGateway({ env });
+  const metrics = new GatewayMetrics();
+  const gateway = await startBillingGateway({ env, metrics });
   t.after(() => gateway.close());
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = gateway.app.server.address() as AddressInfo;
-  return { gateway, port };
+  return { gateway, port, metrics };
+}
+
+/** Resolves once the in-flight budget holds at least `bytes` of declared request bodies. */
+async function bodyBytesHeld(metrics: GatewayMetrics, bytes: number): Promise<void> {
+  await eventually(
+    async () =>
+      Number(/^imagegate_in_flight_body_bytes (\S+)$/m.exec(await metrics.scrape())?.[1]) >= bytes,
+    10_000,
+    `${bytes} body bytes held in the in-flight budget`,
+  );
 }
 
 const BODY = JSON.stringify(modelABody());
@@ -53,7 +67,7 @@ describe('a bad day at the front door', () => {
   });
 
   it('refuses a declared body that would pass the in-flight byte budget, before reading it', async (t) => {
-    const { gateway, port } = await listening(t, {
+    const { gateway, port, metrics } = await listening(t, {
       IMAGEGATE_MAX_BODY_BYTES: '1048576',
       IMAGEGATE_MAX_INFLIGHT_BODY_BYTES: '1500000',
     });
@@ -63,7 +77,7 @@ describe('a bad day at the front door', () => {
       body: '{"model":',
       giveUpAfterMs: 1500,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await bodyBytesHeld(metrics, 1_000_000);
     const refused = await rawExchange(port, generationHead(GENERATION_URL, authorization, 600_000));
     assert.equal(refused.status, 503);
     assert.match(JSON.parse(refused.body).message, /bytes of request bodies in flight/);
@@ -79,7 +93,7 @@ describe('a bad day at the front door', () => {
   });
 
   it('counts a chunked body as it streams and cuts it off past the budget', async (t) => {
-    const { gateway, port } = await listening(t, {
+    const { gateway, port, metrics } = await listening(t, {
       IMAGEGATE_MAX_BODY_BYTES: '4194304',
       IMAGEGATE_MAX_INFLIGHT_BODY_BYTES: '4194304',
     });
@@ -89,7 +103,7 @@ describe('a bad day at the front door', () => {
       body: '{',
       giveUpAfterMs: 1500,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await bodyBytesHeld(metrics, 3_000_000);
     const chunk = Buffer.alloc(512 * 1024, 0x20);
     const frame = Buffer.concat([
       Buffer.from(`${chunk.length.toString(16)}\r\n`),
@@ -243,18 +257,18 @@ describe('a bad day at the front door', () => {
   });
 
   it('refuses connections past IMAGEGATE_MAX_CONNECTIONS', async (t) => {
-    const { port } = await listening(t, { IMAGEGATE_MAX_CONNECTIONS: '2' });
+    const { gateway, port } = await listening(t, { IMAGEGATE_MAX_CONNECTIONS: '2' });
     const held = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
     await Promise.all(held.map((socket) => once(socket, 'connect')));
     // The server has accepted both before the third arrives.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await connectionsOpen(gateway.app.server, 2);
     await assert.rejects(
       rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'),
       /no answer/,
       'a third connection is closed without an answer',
     );
     held[0]?.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await connectionsOpen(gateway.app.server, 1);
     const health = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.equal(health.status, 200, 'a place freed is taken again');
     held[1]?.destroy();
