@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
 import { connect } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { EngineJob } from '../../src/engine/engine.js';
 import { STAND_IN_STATUS } from '../../src/domain/usage-row.js';
@@ -16,6 +16,7 @@ import {
 import { postStreaming } from '../helpers/dashscope-sse.js';
 import { postgresTarget, TEST_POSTGRES_URL } from '../helpers/postgres.js';
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
+import { connectionsOpen } from '../helpers/server-connections.js';
 
 /**
  * A caller who hangs up while a hook awaits the database (authentication, the limits, an
@@ -41,6 +42,7 @@ describe('a caller gone while a hook awaits the database', () => {
 
   /** Sends a generation request on a raw socket, and hangs up once the gateway waits on a lock. */
   async function hangUpWhileBlocked(
+    server: Server,
     port: number,
     blocker: pg.Client,
     headers: Record<string, string>,
@@ -66,7 +68,7 @@ describe('a caller gone while a hook awaits the database', () => {
       return (rows[0]?.waiting ?? 0) >= 1;
     });
     socket.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await connectionsOpen(server, 0);
     await blocker.query('rollback');
   }
 
@@ -87,7 +89,13 @@ describe('a caller gone while a hook awaits the database', () => {
     const token = await gateway.token({ limits: { maxConcurrent: 1, imageQuota: 100 } });
     await blocker.query('begin');
     await blocker.query(`lock table "${schema}".tokens in access exclusive mode`);
-    await hangUpWhileBlocked(port, blocker, { authorization: token.authorization }, 'tokens');
+    await hangUpWhileBlocked(
+      gateway.app.server,
+      port,
+      blocker,
+      { authorization: token.authorization },
+      'tokens',
+    );
 
     const [gone] = await rowsOf(gateway, token.id, 1);
     assert.equal(gone?.status, 499);
@@ -113,6 +121,7 @@ describe('a caller gone while a hook awaits the database', () => {
         [token.id],
       );
       await hangUpWhileBlocked(
+        gateway.app.server,
         port,
         blocker,
         { authorization: token.authorization, 'idempotency-key': 'k1' },
@@ -181,7 +190,7 @@ describe('a caller gone while a hook awaits the database', () => {
       return (rows[0]?.waiting ?? 0) >= 1;
     });
     answer.hangUp();
-    await sleep(100);
+    await connectionsOpen(gateway.app.server, 0);
     await blocker.query('commit');
     await aborted((await job).signal);
 
