@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import type { LongReads } from '../../src/store/long-reads.js';
 import { startTestGateway } from '../helpers/test-gateway.js';
+import { eventually } from '../helpers/waits.js';
 
 /** Reads the lane of task listings queues behind the running one (src/store/database/database.ts). */
 const LISTING_LANE_WAITING = 32;
@@ -20,12 +21,14 @@ describe('a task listing whose caller leaves while it waits', () => {
     const long = sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < 5000000) select count(*) as c from n`;
     const running = lane.all({ compile: () => long.compile(db) });
 
+    const listing = readsOf(lane);
+
     const caller = request(url, { headers: { authorization } });
     caller.on('error', () => undefined);
     caller.end();
-    await sleep(150); // the listing's page and count are queued by now
+    await eventually(() => listing.asked > 0, 10_000, "the listing's reads queued");
     caller.destroy();
-    await sleep(150); // and dropped once the gateway sees the connection close
+    await eventually(() => listing.pending === 0, 10_000, "the listing's reads dropped");
 
     const one = sql<{ one: number }>`select 1 as one`;
     const others = Array.from({ length: LISTING_LANE_WAITING }, () =>
@@ -39,3 +42,20 @@ describe('a task listing whose caller leaves while it waits', () => {
     );
   });
 });
+
+/** Counts the reads asked of `lane` from now on, and those not yet answered or dropped. */
+function readsOf(lane: LongReads): { readonly asked: number; readonly pending: number } {
+  const counts = { asked: 0, pending: 0 };
+  const all = lane.all.bind(lane);
+  lane.all = (query, signal) => {
+    counts.asked += 1;
+    counts.pending += 1;
+    const read = all(query, signal);
+    const settle = () => {
+      counts.pending -= 1;
+    };
+    read.then(settle, settle);
+    return read;
+  };
+  return counts;
+}
