@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import pg from 'pg';
 import { MODEL_A } from '../../src/domain/models.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
-import { generate, generationBody } from './fault-rig.js';
+import { eventually, generate, generationBody } from './fault-rig.js';
 import { BACKENDS, startServingGateway } from './serving-gateway.js';
 
 /** As the gateway sets on its own sessions (IMAGEGATE_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS). */
@@ -28,8 +28,11 @@ it('a node frozen inside a transaction holding a token row: others wait at most 
   });
   await frozen.connect();
   frozen.on('error', () => undefined);
+  let frozenEnded = false;
+  frozen.on('end', () => {
+    frozenEnded = true;
+  });
   t.after(() => frozen.end().catch(() => undefined));
-  const frozenAt = Date.now();
   await frozen.query('begin');
   await frozen.query(`update "${schema}".tokens set images_used = images_used + 5 where id = $1`, [
     quota.id,
@@ -54,8 +57,11 @@ it('a node frozen inside a transaction holding a token row: others wait at most 
   assert.ok(elsewhere.ms < 2000, `${elsewhere.ms} ms`);
 
   // The server ends the frozen session; its transaction rolls back and the lock is free.
-  const wait = frozenAt + IDLE_IN_TRANSACTION_MS + 500 - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await eventually(
+    () => frozenEnded,
+    IDLE_IN_TRANSACTION_MS + 10_000,
+    'the server ending the frozen session',
+  );
   const after = await generate(serving.url, {
     authorization: quota.authorization,
     body: generationBody(MODEL_A, 1),
