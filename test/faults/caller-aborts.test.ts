@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { describe, it } from 'node:test';
 import pg from 'pg';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MODEL_A } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { GENERATION_URL } from '../helpers/requests.js';
+import { connectionsOpen } from '../helpers/server-connections.js';
+import { quietFor } from '../helpers/waits.js';
 import { type Books, eventually, generate, generationBody, probe } from './fault-rig.js';
 import { BACKENDS, type ServingGateway, startServingGateway } from './serving-gateway.js';
 
@@ -77,8 +78,7 @@ async function afterHangUp(books: Books, tokenId: string): Promise<UsageRow[]> {
     'reservation released',
   );
   await eventually(async () => (await books.rows(tokenId)).length === 1, 5000, 'its row');
-  // Past the moment the upstream would have answered: nothing is billed late either.
-  await sleep(UPSTREAM_DELAY_MS + 200);
+  await quietFor(UPSTREAM_DELAY_MS + 200, 'no late bill once the upstream would have answered');
   assert.deepEqual(await books.standing(tokenId), { used: 0, reserved: 0 });
   return books.rows(tokenId);
 }
@@ -204,7 +204,7 @@ it('a caller that hangs up after the images arrived, while the settlement waits 
   );
   call.hangUp();
   assert.equal(await call.answered, 'hung up');
-  await sleep(100);
+  await connectionsOpen(serving.gateway.app.server, 0);
   await blocker.query('commit');
 
   const rows = await afterHangUp(serving.books, token.id);
