@@ -9,6 +9,7 @@ import { MODEL_A } from '../../src/domain/models.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import {
   dashScopeChannelEnv,
+  eventually,
   generate,
   generationBody,
   nodeEnv,
@@ -73,18 +74,21 @@ describe('a gateway process killed (SIGKILL) while storing images', () => {
     const segmentsBefore = await segmentsUnder(directory);
     assert.ok(segmentsBefore.length >= 1, 'the images went into segments');
 
-    // More images, their downloads finishing one after another over half a second: about half
-    // are answered, the rest on their way into the segment, when the process dies.
+    // More images, their downloads finishing one after another over half a second: half are
+    // answered, the rest on their way into the segment, when the process dies.
     fake.script(
       ...Array.from({ length: CUT_SHORT }, (_, index) => ({
         kind: 'succeed' as const,
         downloadDelayMs: index * 20,
       })),
     );
+    let answeredSoFar = 0;
     const cutShort = Array.from({ length: CUT_SHORT }, (_, index) =>
-      ask(first.url, index, 'cut-short'),
+      ask(first.url, index, 'cut-short').finally(() => {
+        answeredSoFar += 1;
+      }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await eventually(() => answeredSoFar >= CUT_SHORT / 2, 30_000, 'half of them answered');
     first.child.kill('SIGKILL');
     await first.exited;
     // Those answered before the kill must be served later like the others.
