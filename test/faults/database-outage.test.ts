@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseLimits } from '../../src/config/config.js';
 import { openDatabase } from '../../src/store/database/database.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
+import { sessionsSettled } from '../helpers/settled-sessions.js';
 import {
   dashScopeChannelEnv,
   eventually,
@@ -174,9 +174,9 @@ it('after a freeze, a statement the database answers is committed: a connection 
   // Answered as a success: it must be committed, not left in a transaction that the frozen
   // `begin` opened once the server woke up (and that the server later ends, rolling it back).
   await sql`insert into probe values (2)`.execute(database.db);
-  await sleep(limits.idleInTransactionTimeoutMs * 1.5);
   const observer = new pg.Client({ connectionString: cluster.url });
   await observer.connect();
+  await sessionsSettled(observer);
   const { rows } = await observer
     .query<{ id: number }>('select id from probe order by id')
     .finally(() => observer.end());

@@ -8,6 +8,7 @@ import {
   startBillingGateway,
 } from '../helpers/billing-gateway.js';
 import { modelABody } from '../helpers/requests.js';
+import { sessionsSettled } from '../helpers/settled-sessions.js';
 import { throwawayPostgres } from './throwaway-postgres.js';
 
 /**
@@ -69,7 +70,7 @@ it('answers a settlement the frozen database did not confirm as unconfirmed, and
   // Whether the thawed server committed the statement the gateway gave up on (a one-statement
   // settlement does; a transaction's connection, dropped by the gateway, is rolled back), the
   // keyed retry leaves the request paid for once: replayed, or generated and billed anew.
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await sessionsSettled(check);
   const before = await used();
   const retry = await postGeneration(
     gateway,
