@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { type AddressInfo, createServer, connect as connectTcp, type Socket } from 'node:net';
 import { it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { RedisRateLimiter } from '../../src/admission/redis-rate-limiter.js';
 import { openRedis } from '../../src/bootstrap/open-redis.js';
@@ -52,14 +51,15 @@ it('never sends a timed-out gate script again on the next connection', async (t)
     slot: { hold: SLOT, limit: 1, ttlMs: 60_000 },
     rate: { key: 'rpm:tok_1', rule: { limit: 100, windowMs: 60_000 } },
   });
-  await sleep(300);
+  await eventually(() => proxy.heldBackBytes() > 0);
   proxy.dropAndDelayNext(1_200);
   await assert.rejects(passing, /timed out/);
   // As the gate does after a failed call.
   await limiter.releaseSlot(SLOT).catch(() => undefined);
   // Polled: events.once would also reject on any 'error' the reconnecting client emits.
   await eventually(() => redis.status === 'ready');
-  await sleep(300);
+  // Answered in order on the new connection: a script sent again would have run before it.
+  assert.equal(await redis.ping(), 'PONG');
   assert.equal(await slots(), 0, 'no slot is left taken');
   assert.equal(
     await target.redis.exists(`${target.prefix}rate:rpm:tok_1`),
@@ -69,14 +69,21 @@ it('never sends a timed-out gate script again on the next connection', async (t)
 });
 
 /**
- * A TCP proxy in front of Redis that can hold back what clients send (`stall`), and drop every
- * connection, holding back the data of the next new one for `ms` (`dropAndDelayNext`).
+ * A TCP proxy in front of Redis that can hold back what clients send (`stall`, counting the bytes),
+ * and drop every connection, holding back the data of the next new one for `ms`
+ * (`dropAndDelayNext`).
  */
 async function stallingProxy(
   t: TestContext,
   redisUrl: URL,
-): Promise<{ port: number; stall(): void; dropAndDelayNext(ms: number): void }> {
+): Promise<{
+  port: number;
+  stall(): void;
+  heldBackBytes(): number;
+  dropAndDelayNext(ms: number): void;
+}> {
   let stalled = false;
+  let heldBack = 0;
   let delayNextMs = 0;
   const clients = new Set<Socket>();
   const server = createServer((client) => {
@@ -91,7 +98,10 @@ async function stallingProxy(
       }, delayNextMs);
     delayNextMs = 0;
     client.on('data', (chunk: Buffer) => {
-      if (stalled) return;
+      if (stalled) {
+        heldBack += chunk.length;
+        return;
+      }
       if (waiting !== undefined) waiting.push(chunk);
       else upstream.write(chunk);
     });
@@ -118,6 +128,7 @@ async function stallingProxy(
     stall: () => {
       stalled = true;
     },
+    heldBackBytes: () => heldBack,
     dropAndDelayNext: (ms) => {
       stalled = false;
       delayNextMs = ms;
