@@ -10,6 +10,7 @@ import { type Database, openDatabase } from '../../src/store/database/database.j
 import type { TaskFilter } from '../../src/domain/task.js';
 import { createTaskStore } from '../../src/store/task-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
+import { eventually } from '../helpers/waits.js';
 
 const ROWS = 150_000;
 /**
@@ -41,6 +42,18 @@ function countingTo(database: Database, upTo: number) {
     c: number;
   }>`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${upTo}) select count(*) as c from n`;
   return { compile: () => counting.compile(database.db) };
+}
+
+/** `query`, saying once a lane has compiled it, which it does as it sends it to run. */
+function sentWhenCompiled<Query extends { compile(): unknown }>(query: Query) {
+  const watched = {
+    sent: false,
+    compile: () => {
+      watched.sent = true;
+      return query.compile() as ReturnType<Query['compile']>;
+    },
+  };
+  return watched;
 }
 
 /** A serving SQLite database (reads in a worker) and the CLI's view of the same file (inline). */
@@ -167,12 +180,13 @@ describe('long reads of a serving SQLite database', () => {
 
   it('are given up when the database closes, which then closes at once', async (t) => {
     const { serving } = await openBoth(t);
-    const report = serving.reportReads.all(countingTo(serving, LONG_COUNT));
+    const long = sentWhenCompiled(countingTo(serving, LONG_COUNT));
+    const report = serving.reportReads.all(long);
     const outcome = report.then(
       () => 'answered',
       () => 'given up',
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(() => long.sent, 10_000, 'the long read sent to its worker');
     await serving.close();
     assert.equal(await outcome, 'given up');
     await assert.rejects(sql`select 1`.execute(serving.db), 'the main connection is closed too');
@@ -180,12 +194,13 @@ describe('long reads of a serving SQLite database', () => {
 
   it('close at once with reads waiting their turn behind the running one, refusing them with 503', async (t) => {
     const { serving } = await openBoth(t);
-    const running = serving.listingReads.all(countingTo(serving, LONG_COUNT));
+    const long = sentWhenCompiled(countingTo(serving, LONG_COUNT));
+    const running = serving.listingReads.all(long);
     const waiting = [1, 2, 3].map(() =>
       serving.listingReads.all({ compile: () => sql`select 1 as one`.compile(serving.db) }),
     );
     const outcomes = Promise.allSettled([running, ...waiting]);
-    await sleep(200);
+    await eventually(() => long.sent, 10_000, 'the long read sent to its worker');
     const closing = serving.close().then(() => 'closed');
     const deadline = sleep(5_000, 'still closing');
     assert.equal(await Promise.race([closing, deadline]), 'closed');
