@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import type { LongReads } from '../../src/store/long-reads.js';
+import type { LongReads } from '../../src/store/database/long-reads.js';
 import { startTestGateway } from '../helpers/test-gateway.js';
 import { eventually } from '../helpers/waits.js';
 

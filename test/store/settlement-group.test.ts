@@ -18,6 +18,7 @@ import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
 import { TEST_POSTGRES_URL } from '../helpers/postgres.js';
 import { tokensLockedInIdOrder } from '../../src/store/billing/token-locks.js';
+import { eventually } from '../helpers/waits.js';
 
 /**
  * The database's statements, with every transaction recorded and held open (after its last
@@ -550,11 +551,12 @@ for (const [backend, targetFor] of BACKENDS) {
           sql`select id from quota_reservations where id = 'locked' for update`,
         );
         const waiting = settle('locked', ids.locked, 1);
-        const deadline = Date.now() + 5000;
-        while (held.transactions() < 2) {
-          assert.ok(Date.now() < deadline, 'the statement never gave way to a transaction');
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
+        await eventually(
+          () => held.transactions() >= 2,
+          5000,
+          'the statement giving way to a transaction',
+          5,
+        );
         await lock.release();
         await held.waitingFor(1);
         held.commitAll();
@@ -717,15 +719,17 @@ for (const [backend, targetFor] of BACKENDS) {
         });
         /** Resolves once `count` statements starting with `prefix` wait for a row lock. */
         const waitingOnLocks = async (prefix: string, count: number) => {
-          const deadline = Date.now() + 1500;
-          for (;;) {
-            const { rows } = await sql<{ waiting: string }>`
-              select count(*) as waiting from pg_stat_activity
-              where wait_event_type = 'Lock' and query like ${`${prefix}%`}`.execute(first.db);
-            if (Number(rows[0]?.waiting) >= count) return;
-            assert.ok(Date.now() < deadline, `${count} statements never waited on a lock together`);
-            await new Promise((resolve) => setTimeout(resolve, 5));
-          }
+          await eventually(
+            async () => {
+              const { rows } = await sql<{ waiting: string }>`
+                select count(*) as waiting from pg_stat_activity
+                where wait_event_type = 'Lock' and query like ${`${prefix}%`}`.execute(first.db);
+              return Number(rows[0]?.waiting) >= count;
+            },
+            10_000,
+            `${count} statements waiting on a lock together`,
+            5,
+          );
         };
         const perToken = 2;
         const rounds = 20;
