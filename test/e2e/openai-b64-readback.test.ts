@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import { MODEL_B } from '../../src/domain/models.js';
 import { CALLER_GONE_STATUS } from '../../src/ledger/request-account.js';
 import { eventually, gate } from '../helpers/billing-gateway.js';
+import { connectionsOpen } from '../helpers/server-connections.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 async function openGateway(t: TestContext) {
@@ -114,7 +115,7 @@ describe('a b64_json answer whose images cannot be read back', () => {
     leaving.abort();
     await assert.rejects(request, /aborted/i);
     // The gateway sees the connection close before the images are handed back.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await connectionsOpen(gateway.app.server, 0);
     proceed.open();
     await eventually(() => opened.length === 1 && opened[0]?.destroyed === true);
     await eventually(async () => (await rowsOf(gateway, tokenId)).length === 1);
