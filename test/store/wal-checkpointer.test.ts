@@ -8,6 +8,7 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { type Database, openDatabase } from '../../src/store/database/database.js';
 import { WalCheckpointer } from '../../src/store/sqlite/wal-checkpointer.js';
+import { eventually, quietFor } from '../helpers/waits.js';
 
 async function pragma(database: Database, name: string): Promise<unknown> {
   const { rows } = await sql<Record<string, unknown>>`${sql.raw(`pragma ${name}`)}`.execute(
@@ -37,8 +38,20 @@ describe('SQLite write-ahead-log checkpoints', () => {
       // A log grown by a burst is cut back when it starts over.
       assert.equal(await pragma(database, 'journal_size_limit'), 64 * 1024 * 1024);
       await sql`create table scratch (id integer primary key, bytes blob)`.execute(database.db);
-      // Wait for a checkpoint of what migrations wrote, so that the file's size below is settled.
-      await sleep(1500);
+      // What migrations wrote is copied into the file first, so that its size below is settled.
+      await eventually(
+        async () => {
+          const { rows } = await sql<{
+            busy: number;
+            log: number;
+            checkpointed: number;
+          }>`pragma wal_checkpoint(PASSIVE)`.execute(database.db);
+          const [result] = rows;
+          return result?.busy === 0 && result.log === result.checkpointed;
+        },
+        10_000,
+        'what migrations wrote copied into the database file',
+      );
       const before = await sizeOf(file);
       // About 4 MiB of pages, past SQLite's own threshold of 1000 pages (4 MiB).
       for (let batch = 0; batch < 16; batch += 1)
@@ -47,10 +60,11 @@ describe('SQLite write-ahead-log checkpoints', () => {
             select i from n)`.execute(database.db);
       assert.ok((await sizeOf(`${file}-wal`)) > 4 * 1024 * 1024, 'the writes went to the log');
       // Nothing on this thread copies the log into the database file; the worker does.
-      const deadline = Date.now() + 5000;
-      while ((await sizeOf(file)) < before + 4 * 1024 * 1024 && Date.now() < deadline)
-        await sleep(100);
-      assert.ok((await sizeOf(file)) >= before + 4 * 1024 * 1024, 'the log was checkpointed');
+      await eventually(
+        async () => (await sizeOf(file)) >= before + 4 * 1024 * 1024,
+        30_000,
+        'the log checkpointed by the worker',
+      );
     } finally {
       await database.close();
     }
@@ -120,8 +134,7 @@ describe('SQLite write-ahead-log checkpoints', () => {
       // About 5 MiB of log: past the 1,000 pages after which the log is to start over, and past
       // the 1 MiB this checkpointer calls large.
       for (let commit = 0; commit < 640; commit += 1) insert.run();
-      const deadline = Date.now() + 5000;
-      while (warnings.length === 0 && Date.now() < deadline) await sleep(20);
+      await eventually(() => warnings.length > 0, 30_000, 'a warning');
       assert.equal(warnings.length, 1, 'one warning, and only one a minute');
       assert.match(warnings[0]?.message ?? '', /write-ahead log could not start over/);
       assert.ok((warnings[0]?.fields as { logMiB: number }).logMiB >= 1);
@@ -167,10 +180,9 @@ describe('SQLite write-ahead-log checkpoints', () => {
     try {
       checkpointer.start();
       assert.equal(connection.pragma('wal_autocheckpoint', { simple: true }), 0);
-      const deadline = Date.now() + 5000;
-      while (!checkpointer.checkpointsInline && Date.now() < deadline) await sleep(20);
+      await eventually(() => checkpointer.checkpointsInline, 30_000, 'inline checkpoints');
       assert.equal(connection.pragma('wal_autocheckpoint', { simple: true }), 1000);
-      await sleep(300);
+      await quietFor(300, 'no second warning over the next failed attempts, 50 ms apart');
       // Logged once, not at every failed attempt.
       assert.deepEqual(warnings, [
         'a background SQLite checkpoint failed; the database checkpoints inline until one succeeds',
