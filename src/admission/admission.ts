@@ -34,6 +34,11 @@ export interface Settlement extends FailureDetails {
   result: () => string;
   /** False once the caller has gone: then nothing is billed. */
   callerPresent: () => boolean;
+  /**
+   * The answer holding the images was handed to the caller's connection before this bill: a
+   * settlement that bills nothing (its reservation or key lapsed) still records them delivered.
+   */
+  handedOver?: boolean;
 }
 
 /** A reservation held while a request runs; exactly one of settle or release ends it. */

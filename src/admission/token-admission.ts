@@ -7,7 +7,11 @@ import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { LedgerCode } from '../errors/error-table.js';
 import { costOf } from '../ledger/prices.js';
-import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
+import {
+  CALLER_GONE_STATUS,
+  DELIVERED_UNBILLED,
+  type RequestAccount,
+} from '../ledger/request-account.js';
 import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
 import type {
   DeliveryFence,
@@ -351,7 +355,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
         if (ended) return;
         note(settlement);
         account.outputSize = `${settlement.width}*${settlement.height}`;
-        const outcome = await this.settleHeld(
+        const { outcome, row } = await this.settleHeld(
           principal,
           account,
           reservationId,
@@ -359,7 +363,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
           billedSoFar,
         );
         ended = true;
-        account.recorded = true;
+        account.rowWritten(row);
         if (outcome === 'lease-lost') throw leaseLost();
         if (outcome === 'caller-gone') throw new CallerGone();
       },
@@ -414,24 +418,28 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     reservationId: string | undefined,
     settlement: Settlement,
     alreadyBilled: number,
-  ): Promise<SettlementOutcome> {
+  ): Promise<{ outcome: SettlementOutcome; row: UsageRow }> {
     const claim = account.idempotency;
     const task = account.task;
     const endedAt = this.options.now();
+    /** The row built for the outcome last decided: the one committed, when the commit succeeds. */
+    let built: UsageRow | undefined;
     const rowFor = (outcome: SettlementOutcome) => {
       const billed = outcome === 'billed';
-      account.imagesDelivered = billed ? settlement.imagesDelivered : alreadyBilled;
-      account.imagesBilled = account.imagesDelivered;
-      account.errorCode = OUTCOME_CODES[outcome];
-      return account.toRow(principal, {
-        status: OUTCOME_STATUS[outcome],
+      const handedOver = settlement.handedOver === true;
+      account.imagesBilled = billed ? settlement.imagesDelivered : alreadyBilled;
+      account.imagesDelivered = handedOver ? settlement.imagesDelivered : account.imagesBilled;
+      account.errorCode = handedOver && !billed ? DELIVERED_UNBILLED : OUTCOME_CODES[outcome];
+      built = account.toRow(principal, {
+        status: rowStatus(outcome, settlement),
         costMicros: costOf(this.options.prices, account.model, account.imagesBilled),
         endedAt: this.options.now(),
       });
+      return built;
     };
     if (reservationId !== undefined) this.reservations.drop(reservationId);
     try {
-      return await this.options.quota.settle(
+      const outcome = await this.options.quota.settle(
         principal.tokenId,
         {
           reservationId,
@@ -457,8 +465,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
         },
         rowFor,
       );
+      return { outcome, row: built ?? rowFor(outcome) };
     } catch (error) {
-      if (await this.settledDespite(account.rowId)) return 'billed';
+      if (await this.settledDespite(account.rowId))
+        return { outcome: 'billed', row: rowFor('billed') };
       if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
       // The statement may have reached the server, which can still commit it once it answers
       // again (a frozen or overloaded database): the caller is not told that nothing was billed.
@@ -543,6 +553,11 @@ const OUTCOME_CODES: Record<SettlementOutcome, LedgerCode | undefined> = {
   'lease-lost': 'LeaseLost',
   'caller-gone': 'CallerGone',
 };
+
+/** A settlement after its answer was handed over records the 200 the caller received. */
+function rowStatus(outcome: SettlementOutcome, settlement: Settlement): number {
+  return settlement.handedOver === true ? 200 : OUTCOME_STATUS[outcome];
+}
 
 function billingUnconfirmed(cause: unknown): GatewayError {
   const error = new GatewayError(

@@ -1,6 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Admission, FailureDetails } from '../admission/admission.js';
+import type {
+  Admission,
+  AdmissionTicket,
+  FailureDetails,
+  Settlement,
+} from '../admission/admission.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import { MODEL_A } from '../domain/models.js';
 import { ChannelFailure } from '../channels/channel-failure.js';
@@ -13,6 +18,7 @@ import type {
   GenerationContext,
   GenerationResult,
   GenerationService,
+  UnbilledGeneration,
 } from './generation-service.js';
 import { outputSize } from './output-size.js';
 import { IncrementalDelivery } from './incremental-delivery.js';
@@ -27,6 +33,13 @@ export interface PipelineStages {
   results: ResultStore;
 }
 
+/** A generation whose images are stored, and what its settlement will say. */
+interface Produced {
+  result: GenerationResult;
+  ticket: AdmissionTicket;
+  settlement: Settlement;
+}
+
 /**
  * inputs -> admission -> engine -> results -> settlement. Everything that can reject a request
  * (image checks, limits, quota) runs before the engine, so a rejected request costs nothing.
@@ -38,6 +51,43 @@ export class GenerationPipeline implements GenerationService {
     request: GenerationRequest,
     context: GenerationContext,
   ): Promise<GenerationResult> {
+    const { result, ticket, settlement } = await this.produce(request, context);
+    try {
+      await ticket.settle(settlement);
+    } catch (error) {
+      await ticket.release(error, settlement);
+      throw error;
+    }
+    return result;
+  }
+
+  async generateUnbilled(
+    request: GenerationRequest,
+    context: GenerationContext,
+  ): Promise<UnbilledGeneration> {
+    const { result, ticket, settlement } = await this.produce(request, context);
+    // Handed over: the caller has the images, whatever becomes of its connection afterwards.
+    const handedOver: Settlement = Object.assign({}, settlement, {
+      callerPresent: () => true,
+      handedOver: true,
+    });
+    return {
+      result,
+      billHandedOver: async () => {
+        try {
+          await ticket.settle(handedOver);
+        } catch (error) {
+          await ticket.release(error, settlement);
+          context.account.deliveredUnbilled(settlement.imagesDelivered, result);
+          throw error;
+        }
+      },
+      release: (error) => ticket.release(error, settlement),
+    };
+  }
+
+  /** Runs the request up to its settlement; on any failure its ticket is released. */
+  private async produce(request: GenerationRequest, context: GenerationContext): Promise<Produced> {
     const maxImages = maxImagesOf(request);
     context.account.describe(request, maxImages);
     // Most requests carry no image: they skip the loader, and its turn of the queue.
@@ -125,9 +175,7 @@ export class GenerationPipeline implements GenerationService {
         tokens,
         createdAt: context.account.receivedAt,
       };
-      // Not `await ...?.()`: an await of nothing still costs every request a turn of the queue.
-      if (context.beforeBilling !== undefined) await context.beforeBilling(result);
-      await ticket.settle({
+      const settlement: Settlement = {
         channel: engineReport.channel,
         upstreamMs: engineReport.upstreamMs,
         imagesReported: engineReport.imagesReported,
@@ -137,8 +185,8 @@ export class GenerationPipeline implements GenerationService {
         height: produced.height,
         result: () => JSON.stringify(result),
         callerPresent,
-      });
-      return result;
+      };
+      return { result, ticket, settlement };
     } catch (error) {
       await ticket.release(
         error,

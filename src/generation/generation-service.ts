@@ -28,12 +28,6 @@ export interface GenerationContext {
    * before the request settles (docs/api.md §10.3).
    */
   onDelivered?: (url: string, index: number) => void;
-  /**
-   * Runs once every image is stored, before any is billed (not with `onDelivered`, which bills
-   * each as it comes). If it fails, the request fails with its error and bills nothing: an answer
-   * that reads the images back opens them here, so an image it cannot open is never paid for.
-   */
-  beforeBilling?: (result: GenerationResult) => Promise<void>;
 }
 
 export interface GenerationResult {
@@ -51,7 +45,33 @@ export interface GenerationResult {
   createdAt?: number;
 }
 
+/**
+ * A generation whose images are stored and not yet billed: the answer that carries them decides
+ * when. Exactly one of `billHandedOver` or `release` ends it.
+ */
+export interface UnbilledGeneration {
+  result: GenerationResult;
+  /**
+   * Bills the images once the whole answer holding them was handed to the caller's connection:
+   * the caller's presence is not asked again. A bill that fails (the database unavailable, the
+   * reservation lapsed) leaves the request's row saying its images were delivered unbilled, and
+   * throws.
+   */
+  billHandedOver(): Promise<void>;
+  /** Bills nothing and frees the reservation: the answer was not handed over. Never throws. */
+  release(error: unknown): Promise<void>;
+}
+
 /** Everything after validation: inputs, admission, routing, engines, storage and settlement. */
 export interface GenerationService {
+  /** Bills the images before the answer that carries them is sent (their URLs). */
   generate(request: GenerationRequest, context: GenerationContext): Promise<GenerationResult>;
+  /**
+   * The images stored, their bill left to the answer that carries their bytes; not with
+   * `onDelivered`, which bills each image as it comes.
+   */
+  generateUnbilled(
+    request: GenerationRequest,
+    context: GenerationContext,
+  ): Promise<UnbilledGeneration>;
 }

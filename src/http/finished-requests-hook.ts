@@ -30,25 +30,35 @@ export type ReportFinished = (
 export function finishedRequestReporter(metrics: GatewayMetrics | undefined): ReportFinished {
   const reported = new WeakSet<FastifyRequest>();
 
-  return (request, reply, callerLeft, elapsedMs = reply.elapsedTime) => {
-    if (reported.has(request)) return;
-    reported.add(request);
+  const write = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    callerLeft: boolean,
+    elapsedMs: number,
+  ) => {
     const account = request.account;
     account?.describeModelOf(request.body);
     const times = stageTimesOf(account, elapsedMs);
+    // A row written already (billed before or after the answer) is reported as it stands.
+    const row = account?.writtenRow;
+    const gone = callerLeft && row === undefined;
     const outcome: RequestOutcome = {
       route: request.routeOptions.url,
       method: request.method,
       // A stream that ended with an error event is counted with the error's status, as its ledger
       // row is, though its head said 200.
-      status: callerLeft
+      status: gone
         ? CALLER_GONE_STATUS
-        : (account?.statusFor(reply.statusCode) ?? reply.statusCode),
-      code: callerLeft ? 'CallerGone' : (answeredErrorCode(request) ?? account?.errorCode),
+        : (row?.status ?? account?.statusFor(reply.statusCode) ?? reply.statusCode),
+      code: gone
+        ? 'CallerGone'
+        : row === undefined
+          ? (answeredErrorCode(request) ?? account?.errorCode)
+          : row.errorCode,
       model: account?.model,
       channel: account?.channel,
-      imagesDelivered: callerLeft ? 0 : (account?.imagesDelivered ?? 0),
-      imagesBilled: account?.imagesBilled ?? 0,
+      imagesDelivered: row?.imagesDelivered ?? account?.imagesDelivered ?? 0,
+      imagesBilled: row?.imagesBilled ?? account?.imagesBilled ?? 0,
       times: account === undefined ? undefined : times,
     };
     metrics?.requestFinished(outcome);
@@ -73,6 +83,17 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
       },
       'request',
     );
+  };
+
+  return (request, reply, callerLeft, elapsedMs = reply.elapsedTime) => {
+    if (reported.has(request)) return;
+    reported.add(request);
+    const account = request.account;
+    // Reported once the request's work is over: an answer billed after its hand-over, or a bill
+    // under way when its caller left, is reported as its ledger row records it.
+    if (account?.busy === true)
+      void account.idle().then(() => write(request, reply, callerLeft, elapsedMs));
+    else write(request, reply, callerLeft, elapsedMs);
   };
 }
 

@@ -103,8 +103,12 @@ async function claimOrReplay(
     const { claim } = started;
     request.idempotencyClaim = claim;
     if (account !== undefined) account.idempotency = claim.fence;
-    // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again.
-    whenClosed(reply, () => void claim.finish());
+    // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again; an
+    // answer billed once handed over publishes it with that bill, which may still be under way.
+    whenClosed(reply, () => {
+      if (account?.busy === true) void account.idle().then(() => claim.finish());
+      else void claim.finish();
+    });
     return false;
   }
   const { outcome } = started;

@@ -47,19 +47,21 @@ export function recordUsage(scope: FastifyInstance, options: LedgerHooksOptions)
   const record = (request: FastifyRequest, status: number) => {
     const { account, principal } = request;
     if (account === undefined || principal === undefined || account.recorded) return;
-    account.recorded = true;
     account.describeModelOf(request.body);
-    options.ledger.record(
-      account.toRow(principal, {
-        status: account.statusFor(status),
-        costMicros: account.partialCostMicros,
-        endedAt: options.now(),
-      }),
-    );
+    const row = account.toRow(principal, {
+      status: account.statusFor(status),
+      costMicros: account.partialCostMicros,
+      endedAt: options.now(),
+    });
+    account.rowWritten(row);
+    options.ledger.record(row);
   };
 
   scope.addHook('onResponse', (request, reply, done) => {
-    record(request, reply.statusCode);
+    const account = request.account;
+    // An answer whose bill follows its hand-over is recorded by that bill, or once it failed.
+    if (account?.busy === true) void account.idle().then(() => record(request, reply.statusCode));
+    else record(request, reply.statusCode);
     done();
   });
 }

@@ -5,6 +5,7 @@ import type {
   GenerationContext,
   GenerationResult,
   GenerationService,
+  UnbilledGeneration,
 } from '../generation/generation-service.js';
 import { principalOf } from './authentication-hook.js';
 import { accountOf } from './ledger-hooks.js';
@@ -22,8 +23,6 @@ export interface RunOptions {
   resolveUploads?: boolean;
   /** An incremental stream: each image, once stored and billed, before the request settles. */
   onDelivered?: (url: string, index: number) => void;
-  /** Once every image is stored, before any is billed; a replay does not run it (GenerationContext). */
-  beforeBilling?: (result: GenerationResult) => Promise<void>;
 }
 
 /**
@@ -44,9 +43,10 @@ function withUrls(result: GenerationResult, present: Presenter): GenerationResul
 
 /**
  * Runs a validated request on a route of an accounted scope, whatever its protocol: a repeat of
- * a billed request (Idempotency-Key) gets the first result; otherwise the pipeline runs, and
- * stops when the caller goes away. Either way the URLs answered name this request's origin
- * (PublicOrigins): a result is stored, and replayed, as the pipeline produced it.
+ * a billed request (Idempotency-Key) gets the first result; otherwise the pipeline runs, bills the
+ * images before they are answered, and stops when the caller goes away. Either way the URLs
+ * answered name this request's origin (PublicOrigins): a result is stored, and replayed, as the
+ * pipeline produced it.
  */
 export async function runGeneration(
   request: FastifyRequest,
@@ -55,13 +55,50 @@ export async function runGeneration(
   generationRequest: GenerationRequest,
   options: RunOptions,
 ): Promise<RunResult> {
+  const run = await runUntilStored(request, reply, generationRequest, options, (context) =>
+    generation.generate(generationRequest, context),
+  );
+  if ('requestId' in run) return run;
+  return {
+    result: withUrls(run, options.origins.presenterFor(request.host)),
+    requestId: request.id,
+  };
+}
+
+/**
+ * As runGeneration, but the images are left unbilled for the answer that carries their bytes:
+ * `unbilled` is absent from a replay, which the request it repeats paid for.
+ */
+export async function runUnbilledGeneration(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  generation: GenerationService,
+  generationRequest: GenerationRequest,
+  options: RunOptions,
+): Promise<RunResult & { unbilled?: UnbilledGeneration }> {
+  const run = await runUntilStored(request, reply, generationRequest, options, (context) =>
+    generation.generateUnbilled(generationRequest, context),
+  );
+  if ('requestId' in run) return run;
+  const present = options.origins.presenterFor(request.host);
+  return { result: withUrls(run.result, present), requestId: request.id, unbilled: run };
+}
+
+/** A replay's result, or what `start` made of the request's generation while its caller stayed. */
+async function runUntilStored<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  generationRequest: GenerationRequest,
+  options: RunOptions,
+  start: (context: GenerationContext) => Promise<T>,
+): Promise<RunResult | T> {
   const account = accountOf(request);
   if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
-  const present = options.origins.presenterFor(request.host);
   const replay = request.idempotentReplay;
   if (replay !== undefined) {
     account.replayOf(generationRequest, maxImagesOf(generationRequest), replay.result);
     answeringReplay(reply);
+    const present = options.origins.presenterFor(request.host);
     return { result: withUrls(replay.result, present), requestId: replay.requestId };
   }
   const abort = new CancellationSource();
@@ -75,22 +112,22 @@ export async function runGeneration(
   if (options.storeImages === true) context.storeImages = true;
   if (options.resolveUploads === true) context.resolveUploads = true;
   const { onDelivered } = options;
-  if (onDelivered !== undefined)
+  if (onDelivered !== undefined) {
+    const present = options.origins.presenterFor(request.host);
     context.onDelivered =
       present === undefined
         ? onDelivered
         : (url, index) => {
             onDelivered(present(url), index);
           };
-  if (options.beforeBilling !== undefined) context.beforeBilling = options.beforeBilling;
+  }
   // The response's close, not the request's: the request closes as soon as its body is read.
   const onClose = () => {
     if (!reply.raw.writableFinished) abort.abort(new CallerGone());
   };
   whenClosed(reply, onClose);
   try {
-    const result = await account.track(generation.generate(generationRequest, context));
-    return { result: withUrls(result, present), requestId: request.id };
+    return await account.track(start(context));
   } finally {
     reply.raw.off('close', onClose);
   }

@@ -9,6 +9,12 @@ import { LEDGER_CODES, type RecordedCode } from '../errors/error-table.js';
 /** Status of a ledger row whose caller went away before the answer (nginx's convention). */
 export const CALLER_GONE_STATUS = LEDGER_CODES.CallerGone.status;
 
+/**
+ * Ledger-only code of a request whose answer was handed over and whose bill then failed (the
+ * database unavailable, the reservation lapsed): its images were delivered, and billed nothing.
+ */
+export const DELIVERED_UNBILLED = 'DeliveredUnbilled';
+
 /** The part of a replayed result the ledger row describes. */
 export interface ReplayedResult {
   imageUrls: readonly string[];
@@ -70,6 +76,8 @@ export class RequestAccount {
   task: { id: string; runner: string; resultTtlMs: number } | undefined;
   /** True once the row is in the database or the write queue: nothing more is recorded. */
   recorded = false;
+  /** The row recorded, once it is: the request log reports what it says. */
+  writtenRow: UsageRow | undefined;
   /** One id per request, so that every write of its row, or of a stand-in for it, is the same row. */
   readonly rowId: string;
   /** Headers every response of this request carries, such as the rate limit's state. */
@@ -106,6 +114,21 @@ export class RequestAccount {
     if (this.model === undefined && isModelId(model)) this.model = model;
   }
 
+  /** `row` is in the database or the write queue: nothing more is recorded. */
+  rowWritten(row: UsageRow): void {
+    this.recorded = true;
+    this.writtenRow = row;
+  }
+
+  /** The answer holding `images` was handed over and their bill failed: delivered, billed nothing. */
+  deliveredUnbilled(images: number, size: { width: number; height: number }): void {
+    this.imagesDelivered = images;
+    this.imagesBilled = 0;
+    this.partialCostMicros = 0;
+    this.outputSize = `${size.width}*${size.height}`;
+    this.errorCode = DELIVERED_UNBILLED;
+  }
+
   failed(error: GatewayError): void {
     this.errorCode = error.code;
   }
@@ -133,13 +156,22 @@ export class RequestAccount {
     return work;
   }
 
+  /** Whether tracked work is under way. */
+  get busy(): boolean {
+    return this.work.size > 0;
+  }
+
   /** Resolves once no tracked work is under way. */
   async idle(): Promise<void> {
     while (this.work.size > 0) await Promise.all(this.work);
   }
 
-  /** The caller left before the answer; its row gets status 499 and code `CallerGone`. */
+  /**
+   * The caller left before the answer; its row gets status 499 and code `CallerGone`, unless its
+   * row was written already (billed before the answer): that row stands.
+   */
   callerLeft(): void {
+    if (this.recorded) return;
     this.errorCode = 'CallerGone';
     this.statusOverride = CALLER_GONE_STATUS;
   }

@@ -24,9 +24,14 @@ async function openGateway(t: TestContext) {
   return { gateway, client, tokenId: record.id, baseURL, token };
 }
 
-async function rowsOf(gateway: TestGateway, tokenId: string) {
-  await gateway.admission.ledger.flush();
-  return gateway.admission.usage.list({ tokenId }, 10);
+/** The token's rows once there are `count`: a base64 answer is billed after it is handed over. */
+async function rowsOf(gateway: TestGateway, tokenId: string, count = 1) {
+  const rows = async () => {
+    await gateway.admission.ledger.flush();
+    return gateway.admission.usage.list({ tokenId }, 10);
+  };
+  await eventually(async () => (await rows()).length >= count, 30_000);
+  return rows();
 }
 
 const B64_REQUEST = {
@@ -62,7 +67,7 @@ describe('a b64_json answer whose images cannot be read back', () => {
     const answer = await client.images.generate(B64_REQUEST);
     const png = Buffer.from(answer.data?.[0]?.b64_json ?? '', 'base64');
     assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
-    const rows = await rowsOf(gateway, tokenId);
+    const rows = await rowsOf(gateway, tokenId, 2);
     assert.deepEqual(rows.map((row) => [row.status, row.imagesBilled]).sort(), [
       [200, 1],
       [500, 0],
@@ -118,13 +123,12 @@ describe('a b64_json answer whose images cannot be read back', () => {
     await connectionsOpen(gateway.app.server, 0);
     proceed.open();
     await eventually(() => opened.length === 1 && opened[0]?.destroyed === true);
-    await eventually(async () => (await rowsOf(gateway, tokenId)).length === 1);
     const [row] = await rowsOf(gateway, tokenId);
     assert.deepEqual([row?.status, row?.imagesBilled], [CALLER_GONE_STATUS, 0]);
   });
 
-  it('closes the images when the caller leaves in the middle of the answer', async (t) => {
-    const { gateway, baseURL, token } = await openGateway(t);
+  it('closes the images when the caller leaves in the middle of the answer, and bills nothing', async (t) => {
+    const { gateway, baseURL, token, tokenId } = await openGateway(t);
     const blobs = gateway.storage.blobs;
     // An image whose bytes stop coming: the answer stalls after its first part.
     const stalled = new PassThrough();
@@ -143,5 +147,10 @@ describe('a b64_json answer whose images cannot be read back', () => {
     assert.match(Buffer.from(first?.value ?? []).toString(), /"b64_json":"/);
     leaving.abort();
     await eventually(() => stalled.destroyed);
+    const [row] = await rowsOf(gateway, tokenId);
+    assert.deepEqual(
+      [row?.status, row?.errorCode, row?.imagesDelivered, row?.imagesBilled],
+      [CALLER_GONE_STATUS, 'CallerGone', 0, 0],
+    );
   });
 });

@@ -49,6 +49,8 @@ describe('GET /admin/channels', () => {
       generation: {
         generate: async () =>
           Promise.reject(new GatewayError('NoAvailableChannel', 'not in this test')),
+        generateUnbilled: async () =>
+          Promise.reject(new GatewayError('NoAvailableChannel', 'not in this test')),
       },
       ledger: { record: () => undefined },
       checkReady: async () => undefined,

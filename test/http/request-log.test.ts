@@ -74,7 +74,10 @@ describe('the request log line and Server-Timing', () => {
         throw new GatewayError('InvalidApiKey', 'missing or invalid token');
       },
     },
-    generation: { generate: (request, context) => generate(request, context) },
+    generation: {
+      generate: (request, context) => generate(request, context),
+      generateUnbilled: () => Promise.reject(new Error('not used')),
+    },
     ledger: { record: () => undefined },
     checkReady: async () => undefined,
     version: 'test',
@@ -290,7 +293,10 @@ describe('the request line of an image download', () => {
           throw new GatewayError('InvalidApiKey', 'no tokens here');
         },
       },
-      generation: { generate: () => Promise.reject(new Error('not used')) },
+      generation: {
+        generate: () => Promise.reject(new Error('not used')),
+        generateUnbilled: () => Promise.reject(new Error('not used')),
+      },
       ledger: { record: () => undefined },
       checkReady: async () => undefined,
       version: 'test',

@@ -21,6 +21,9 @@ describe('failures inside the gateway', () => {
       generate: async () => {
         throw new Error('database password is hunter2 at /srv/secret/path');
       },
+      generateUnbilled: async () => {
+        throw new Error('database password is hunter2 at /srv/secret/path');
+      },
     },
     ledger: { record: () => undefined },
     checkReady: async () => undefined,

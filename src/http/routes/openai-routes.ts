@@ -26,8 +26,8 @@ import { authenticateRequests, principalOf } from '../authentication-hook.js';
 import { type ErrorShape, gatewayErrorOf, sendError } from '../error-reply.js';
 import { accountOf } from '../ledger-hooks.js';
 import type { PublicOrigins } from '../public-origins.js';
-import { runGeneration } from '../run-generation.js';
-import { whenClosed } from '../when-closed.js';
+import { runGeneration, runUnbilledGeneration } from '../run-generation.js';
+import { endOfBodyAnswer } from '../body-hand-over.js';
 import { echoQuoted } from '../../errors/echo.js';
 
 /** docs/openai.md: OpenAI's error body, and `x-should-retry` where a retry cannot help. */
@@ -61,42 +61,63 @@ export function registerOpenAiImageRoutes(
   scope: FastifyInstance,
   options: OpenAiImageRouteOptions,
 ): void {
-  const answer = async (
+  // Bill, then answer: the images' URLs are billed before the caller may have them.
+  const answerUrls = async (
     request: FastifyRequest,
+    generationRequest: OpenAiImageRequest['request'],
     reply: FastifyReply,
-    { request: generationRequest, responseFormat }: OpenAiImageRequest,
   ) => {
-    const storeImages = responseFormat === 'b64_json';
-    let images: Readable[] | undefined;
     const { result } = await runGeneration(request, reply, options.generation, generationRequest, {
       origins: options.origins,
-      storeImages,
-      // Read back before billing: an image the answer cannot carry is not paid for.
-      ...(storeImages
-        ? {
-            beforeBilling: async (stored: GenerationResult) => {
-              images = await openImages(options.storedImages, stored.imageUrls);
-            },
-          }
-        : {}),
     }).catch((error: unknown) => {
-      for (const image of images ?? []) image.destroy();
       // Input images carry their OpenAI names already; bounding boxes still say parameters.
       throw inOpenAiTerms(error, []);
     });
-    // A replay answers the first answer's time, as it answers its images.
-    const created = Math.floor((result.createdAt ?? options.now()) / 1000);
-    if (!storeImages) return urlImagesResponse(generationRequest, result, created);
-    // A replay was billed by the request it repeats, and opens its images only now.
-    const opened = (images ??= await openImages(options.storedImages, result.imageUrls));
-    // Closed once the answer is over, whatever its end: read whole, or its caller gone, even in
-    // the middle of an image whose bytes stopped coming.
-    whenClosed(reply, () => {
-      for (const image of opened) image.destroy();
+    return urlImagesResponse(generationRequest, result, createdOf(result));
+  };
+
+  // Answer, then bill: the images' bytes are billed once the whole answer is handed over.
+  const answerBase64 = async (
+    request: FastifyRequest,
+    generationRequest: OpenAiImageRequest['request'],
+    reply: FastifyReply,
+  ) => {
+    const { result, unbilled } = await runUnbilledGeneration(
+      request,
+      reply,
+      options.generation,
+      generationRequest,
+      { origins: options.origins, storeImages: true },
+    ).catch((error: unknown) => {
+      throw inOpenAiTerms(error, []);
     });
-    const body = b64ImagesResponse(generationRequest, result, created, opened);
+    let opened: Readable[];
+    try {
+      // Every image opened before the answer begins: one that cannot be read back is an error
+      // answer, billed nothing, rather than a cut answer.
+      opened = await openImages(options.storedImages, result.imageUrls);
+    } catch (error) {
+      await unbilled?.release(error);
+      throw error;
+    }
+    // Tracked from before the answer begins: its row and log line wait for its bill.
+    void accountOf(request).track(endOfBodyAnswer(reply, opened, unbilled));
+    const body = b64ImagesResponse(generationRequest, result, createdOf(result), opened);
     return reply.type('application/json; charset=utf-8').send(body);
   };
+
+  // A replay answers the first answer's time, as it answers its images.
+  const createdOf = (result: GenerationResult) =>
+    Math.floor((result.createdAt ?? options.now()) / 1000);
+
+  const answer = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    { request: generationRequest, responseFormat }: OpenAiImageRequest,
+  ) =>
+    responseFormat === 'b64_json'
+      ? answerBase64(request, generationRequest, reply)
+      : answerUrls(request, generationRequest, reply);
 
   scope.addHook('onRequest', (request, _reply, done) => {
     if (request.account !== undefined) request.account.frontDoor = OPENAI_FRONT_DOOR;
