@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { CALLER_GONE_STATUS } from '../../src/ledger/request-account.js';
+import { CALLER_GONE_STATUS, DELIVERED_UNBILLED } from '../../src/ledger/request-account.js';
 import { eventually } from '../faults/fault-rig.js';
 import { gate } from '../helpers/billing-gateway.js';
 import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
@@ -289,5 +289,65 @@ describe('a URL answer, billed before it is sent', () => {
       },
       { row: '200 undefined 1 1', logged: { requests: ['200 '], delivered: 1, billed: 1 } },
     );
+  });
+});
+
+describe('a base64 answer handed over whose bill then fails', () => {
+  async function handedOverThen(
+    t: TestContext,
+    beforeBill: (gateway: TestGateway) => Promise<void>,
+  ) {
+    const { gateway, port, token, tokenId } = await openGateway(t);
+    const quota = gateway.admission.quota;
+    const settle = quota.settle.bind(quota);
+    quota.settle = async (...args) => {
+      await beforeBill(gateway);
+      return settle(...args);
+    };
+    const answer = await fetch(`http://127.0.0.1:${port}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: generationExchange(token)[1],
+    });
+    assert.equal(answer.status, 200);
+    const { data } = (await answer.json()) as { data: { b64_json: string }[] };
+    assert.equal(data.length, 2, 'the caller has both images');
+    const [row] = await rowsOf(gateway, tokenId, 1);
+    const route = '/v1/images/generations';
+    await eventually(
+      async () => (await loggedOf(gateway, route)).requests.length === 1,
+      WAIT_MS,
+      'the request logged',
+    );
+    assert.deepEqual(
+      {
+        row: `${row?.status} ${row?.errorCode} ${row?.imagesDelivered} ${row?.imagesBilled} ${row?.costMicros}`,
+        logged: await loggedOf(gateway, route),
+      },
+      {
+        row: `200 ${DELIVERED_UNBILLED} 2 0 0`,
+        logged: { requests: [`200 ${DELIVERED_UNBILLED}`], delivered: 2, billed: 0 },
+      },
+    );
+    await eventually(
+      async () => {
+        const standing = await gateway.admission.limits.find(tokenId);
+        return standing?.imagesUsed === 0 && standing.imagesReserved === 0;
+      },
+      WAIT_MS,
+      'nothing used, nothing left reserved',
+    );
+  }
+
+  it('on a database that fails the commit: delivered unbilled, and the row says so', async (t) => {
+    await handedOverThen(t, async () => {
+      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    });
+  });
+
+  it('on a reservation that lapsed and was reclaimed: delivered unbilled, and the row says so', async (t) => {
+    await handedOverThen(t, async (gateway) => {
+      await gateway.admission.quota.reclaimExpired(Date.now() + 3_600_000);
+    });
   });
 });
