@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import type { UsageRow } from '../../src/domain/usage-row.js';
+import { eventually } from '../faults/fault-rig.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /**
@@ -52,8 +53,13 @@ export async function billedImages(
   running: FrameworkGateway,
   requests: number,
 ): Promise<{ rows: UsageRow[]; billed: number }> {
-  await running.gateway.admission.ledger.flush();
-  const rows = await running.gateway.admission.usage.list({ tokenId: running.tokenId }, 100);
+  const listed = async () => {
+    await running.gateway.admission.ledger.flush();
+    return running.gateway.admission.usage.list({ tokenId: running.tokenId }, 100);
+  };
+  // A base64 answer is billed once it was handed over: its row may follow the answer by a moment.
+  await eventually(async () => (await listed()).length >= requests, 30_000, `${requests} rows`);
+  const rows = await listed();
   assert.equal(rows.length, requests, JSON.stringify(rows));
   for (const row of rows) {
     assert.deepEqual(
