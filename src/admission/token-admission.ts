@@ -7,11 +7,7 @@ import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { LedgerCode } from '../errors/error-table.js';
 import { costOf } from '../ledger/prices.js';
-import {
-  CALLER_GONE_STATUS,
-  DELIVERED_UNBILLED,
-  type RequestAccount,
-} from '../ledger/request-account.js';
+import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
 import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
 import type {
   DeliveryFence,
@@ -429,7 +425,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
       const handedOver = settlement.handedOver === true;
       account.imagesBilled = billed ? settlement.imagesDelivered : alreadyBilled;
       account.imagesDelivered = handedOver ? settlement.imagesDelivered : account.imagesBilled;
-      account.errorCode = handedOver && !billed ? DELIVERED_UNBILLED : OUTCOME_CODES[outcome];
+      account.errorCode = handedOver && !billed ? 'DeliveredUnbilled' : OUTCOME_CODES[outcome];
       built = account.toRow(principal, {
         status: rowStatus(outcome, settlement),
         costMicros: costOf(this.options.prices, account.model, account.imagesBilled),

@@ -38,6 +38,8 @@ export const LEDGER_CODES = {
   Canceled: { status: 499 },
   /** The request's reservation or claim lapsed while it was held up: nothing billed. */
   LeaseLost: { status: 503 },
+  /** A base64 answer was handed over whole and its bill then failed: delivered, billed nothing. */
+  DeliveredUnbilled: { status: 200 },
   /** A stand-in row: the request is still running, or was lost with its node; nobody answered. */
   Abandoned: { status: 0 },
 } as const satisfies Record<string, { status: number }>;

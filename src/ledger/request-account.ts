@@ -9,12 +9,6 @@ import { LEDGER_CODES, type RecordedCode } from '../errors/error-table.js';
 /** Status of a ledger row whose caller went away before the answer (nginx's convention). */
 export const CALLER_GONE_STATUS = LEDGER_CODES.CallerGone.status;
 
-/**
- * Ledger-only code of a request whose answer was handed over and whose bill then failed (the
- * database unavailable, the reservation lapsed): its images were delivered, and billed nothing.
- */
-export const DELIVERED_UNBILLED = 'DeliveredUnbilled';
-
 /** The part of a replayed result the ledger row describes. */
 export interface ReplayedResult {
   imageUrls: readonly string[];
@@ -126,7 +120,7 @@ export class RequestAccount {
     this.imagesBilled = 0;
     this.partialCostMicros = 0;
     this.outputSize = `${size.width}*${size.height}`;
-    this.errorCode = DELIVERED_UNBILLED;
+    this.errorCode = 'DeliveredUnbilled';
   }
 
   failed(error: GatewayError): void {

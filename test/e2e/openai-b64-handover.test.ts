@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { CALLER_GONE_STATUS, DELIVERED_UNBILLED } from '../../src/ledger/request-account.js';
+import { CALLER_GONE_STATUS } from '../../src/ledger/request-account.js';
 import { eventually } from '../faults/fault-rig.js';
 import { gate } from '../helpers/billing-gateway.js';
 import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
@@ -325,8 +325,8 @@ describe('a base64 answer handed over whose bill then fails', () => {
         logged: await loggedOf(gateway, route),
       },
       {
-        row: `200 ${DELIVERED_UNBILLED} 2 0 0`,
-        logged: { requests: [`200 ${DELIVERED_UNBILLED}`], delivered: 2, billed: 0 },
+        row: `200 DeliveredUnbilled 2 0 0`,
+        logged: { requests: [`200 DeliveredUnbilled`], delivered: 2, billed: 0 },
       },
     );
     await eventually(
