@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { eventually } from '../faults/fault-rig.js';
+import { eventually } from '../helpers/waits.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
 
 /**

@@ -5,7 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import { CALLER_GONE_STATUS } from '../../src/ledger/request-account.js';
-import { eventually } from '../faults/fault-rig.js';
+import { eventually } from '../helpers/waits.js';
 import { gate } from '../helpers/billing-gateway.js';
 import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
