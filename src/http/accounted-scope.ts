@@ -4,12 +4,12 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.js';
 import type { LedgerWriter } from '../ledger/ledger-writer.js';
-import { authenticateRequests } from './authentication-hook.js';
+import { addAuthenticationHooks } from './hooks/authentication.js';
 import { answerCallerGone, type ErrorShape, gatewayErrorOf, sendError } from './error-reply.js';
-import { gateRequests } from './gate-hook.js';
-import { honourIdempotencyKeys, notReplayed } from './idempotency-hooks.js';
-import { recordUsage } from './ledger-hooks.js';
-import { recordWorkspaces } from './workspace-hook.js';
+import { addGateHooks } from './hooks/gate.js';
+import { addIdempotencyHooks, notReplayed } from './hooks/idempotency.js';
+import { addLedgerHooks } from './hooks/ledger.js';
+import { addWorkspaceHooks } from './hooks/workspace.js';
 
 export interface AccountedScopeOptions {
   authenticator: Authenticator;
@@ -35,11 +35,11 @@ export function registerAccountedScope(
   registerRoutes: (scope: FastifyInstance) => void,
 ): void {
   void app.register(async (scope) => {
-    authenticateRequests(scope, options.authenticator);
-    recordUsage(scope, options);
-    recordWorkspaces(scope);
-    if (options.gate !== undefined) gateRequests(scope, options.gate);
-    if (options.idempotency !== undefined) honourIdempotencyKeys(scope, options.idempotency);
+    addAuthenticationHooks(scope, options.authenticator);
+    addLedgerHooks(scope, options);
+    addWorkspaceHooks(scope);
+    if (options.gate !== undefined) addGateHooks(scope, options.gate);
+    if (options.idempotency !== undefined) addIdempotencyHooks(scope, options.idempotency);
     scope.setErrorHandler((error, request, reply) => {
       if (error instanceof CallerGone) {
         // The ledger row says so.

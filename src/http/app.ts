@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { ModelAliases } from '../domain/model-aliases.js';
 import type { ModelAccess, RequestGate } from '../admission/admission.js';
 import type { Config } from '../config/config.js';
 import type { GenerationService } from '../generation/generation-service.js';
@@ -14,20 +15,24 @@ import {
 } from './routes/admin-channels-route.js';
 import { handleError } from './error-reply.js';
 import {
-  answerUnroutedRequests,
+  addUnroutedRequestsHooks,
   frameworkErrorHandler,
   MAX_PATH_PARAMETER_CHARACTERS,
-} from './unrouted-requests.js';
-import { finishedRequestReporter, reportFinishedRequests } from './finished-requests-hook.js';
-import { requestIdFor } from './request-id.js';
+} from './hooks/unrouted-requests.js';
+import {
+  addFinishedRequestsHooks,
+  finishedRequestReporter,
+  type ReportFinished,
+} from './hooks/finished-requests.js';
+import { addRequestIdHooks, requestIdFor } from './hooks/request-id.js';
 import { clientErrorAnswerer } from './client-error.js';
 import { InFlightBudget } from './in-flight-budget.js';
-import { shedLoad } from './load-shedding.js';
-import { closeQuietConnectionsOnClose } from './quiet-connections.js';
-import { closeBusyConnectionsWhenAnswered } from './busy-connections.js';
+import { addLoadSheddingHooks } from './hooks/load-shedding.js';
+import { addQuietConnectionsHooks } from './hooks/quiet-connections.js';
+import { addBusyConnectionsHooks } from './hooks/busy-connections.js';
 import { LingeringConnections } from './lingering-close.js';
-import { refuseEncodedBodies } from './content-encoding.js';
-import { allowCrossOrigin } from './cors.js';
+import { addContentEncodingHooks } from './hooks/content-encoding.js';
+import { addCorsHooks } from './hooks/cors.js';
 import { KEEP_ALIVE_MS } from './event-stream-reply.js';
 import { SETTINGS } from '../config/settings.js';
 import type { Authenticator } from '../auth/authenticator.js';
@@ -49,7 +54,7 @@ import {
 } from './routes/openai-routes.js';
 import { type StoredImages, storedImages } from '../storage/stored-images.js';
 import type { TaskService } from '../tasks/task-service.js';
-import { reportServerTiming } from './server-timing-hook.js';
+import { addServerTimingHooks } from './hooks/server-timing.js';
 
 /** Settings whose defaults suit tests of the bare HTTP layer, which leave them out. */
 type LoadSettings = Pick<
@@ -119,21 +124,38 @@ const HEADERS_TIMEOUT_MS = 20_000;
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
-  const load: LoadSettings = {
-    maxInFlightRequests: deps.config.maxInFlightRequests ?? SETTINGS.maxInFlightRequests.default,
-    maxInFlightBodyBytes: deps.config.maxInFlightBodyBytes ?? SETTINGS.maxInFlightBodyBytes.default,
-    maxConnections: deps.config.maxConnections ?? SETTINGS.maxConnections.default,
-    requestTimeoutMs: deps.config.requestTimeoutMs ?? SETTINGS.requestTimeoutMs.default,
-    lingeringTimeMs: deps.config.lingeringTimeMs ?? SETTINGS.lingeringTimeMs.default,
-    lingeringTimeoutMs: deps.config.lingeringTimeoutMs ?? SETTINGS.lingeringTimeoutMs.default,
-    lingeringMaxBytes: deps.config.lingeringMaxBytes ?? SETTINGS.lingeringMaxBytes.default,
-  };
+  const load = loadSettingsOf(deps.config);
   const reportFinished = finishedRequestReporter(deps.metrics?.gateway);
   const lingering = new LingeringConnections({
     timeMs: load.lingeringTimeMs,
     timeoutMs: load.lingeringTimeoutMs,
     maxBytes: load.lingeringMaxBytes,
   });
+  const app = createServer(deps, load, lingering, reportFinished);
+  addConnectionHooks(app, deps, load, lingering, reportFinished);
+  registerRoutes(app, deps);
+  return app;
+}
+
+function loadSettingsOf(config: AppDependencies['config']): LoadSettings {
+  return {
+    maxInFlightRequests: config.maxInFlightRequests ?? SETTINGS.maxInFlightRequests.default,
+    maxInFlightBodyBytes: config.maxInFlightBodyBytes ?? SETTINGS.maxInFlightBodyBytes.default,
+    maxConnections: config.maxConnections ?? SETTINGS.maxConnections.default,
+    requestTimeoutMs: config.requestTimeoutMs ?? SETTINGS.requestTimeoutMs.default,
+    lingeringTimeMs: config.lingeringTimeMs ?? SETTINGS.lingeringTimeMs.default,
+    lingeringTimeoutMs: config.lingeringTimeoutMs ?? SETTINGS.lingeringTimeoutMs.default,
+    lingeringMaxBytes: config.lingeringMaxBytes ?? SETTINGS.lingeringMaxBytes.default,
+  };
+}
+
+/** Fastify and its HTTP server, with the gateway's time-outs, parser answers and logging. */
+function createServer(
+  deps: AppDependencies,
+  load: LoadSettings,
+  lingering: LingeringConnections,
+  reportFinished: ReportFinished,
+): FastifyInstance {
   const app = Fastify({
     logger: {
       level: deps.config.logLevel,
@@ -153,21 +175,28 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     clientErrorHandler: clientErrorAnswerer(lingering),
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER_CHARACTERS },
     frameworkErrors: frameworkErrorHandler(deps.config.routePrefix, reportFinished),
-    // One line per request (reportFinishedRequests) instead of Fastify's two.
+    // One line per request (addFinishedRequestsHooks) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.server.maxConnections = load.maxConnections;
   // Only JSON bodies are accepted; without this, text/plain would be parsed into a string.
   app.removeContentTypeParser('text/plain');
+  return app;
+}
 
+/** The hooks every route shares, in the order they must run. */
+function addConnectionHooks(
+  app: FastifyInstance,
+  deps: AppDependencies,
+  load: LoadSettings,
+  lingering: LingeringConnections,
+  reportFinished: ReportFinished,
+): void {
   // Before the load shedder, so that its 503s carry the request id and CORS headers too.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
-  allowCrossOrigin(app, deps.config.corsOrigins ?? SETTINGS.corsOrigins.default);
+  addRequestIdHooks(app);
+  addCorsHooks(app, deps.config.corsOrigins ?? SETTINGS.corsOrigins.default);
   const gauges = deps.metrics?.gateway;
-  shedLoad(
+  addLoadSheddingHooks(
     app,
     new InFlightBudget(
       load.maxInFlightRequests,
@@ -177,14 +206,17 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         : { requests: gauges.inFlightRequests, bodyBytes: gauges.inFlightBodyBytes },
     ),
   );
-  closeQuietConnectionsOnClose(app);
-  closeBusyConnectionsWhenAnswered(app);
+  addQuietConnectionsHooks(app);
+  addBusyConnectionsHooks(app);
   lingering.register(app);
-  refuseEncodedBodies(app);
-  reportFinishedRequests(app, reportFinished);
+  addContentEncodingHooks(app);
+  addFinishedRequestsHooks(app, reportFinished);
   app.setErrorHandler(handleError);
-  answerUnroutedRequests(app, deps.config.routePrefix);
+  addUnroutedRequestsHooks(app, deps.config.routePrefix);
+}
 
+function registerRoutes(app: FastifyInstance, deps: AppDependencies): void {
+  const gauges = deps.metrics?.gateway;
   const modelAliases = deps.config.modelAliases ?? SETTINGS.modelAliases.default;
   const origins = deps.origins ?? AS_STORED;
   const openApi = JSON.stringify(
@@ -218,6 +250,31 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     registerUsageRoute(app, { authenticator: deps.authenticator, usage: deps.usage, now });
   if (deps.channels !== undefined)
     registerAdminChannelsRoute(app, { authenticator: deps.authenticator, channels: deps.channels });
+  registerGenerationDoors(app, deps, { modelAliases, origins, now });
+  registerOpenAiModelRoutes(app, {
+    routePrefix: deps.config.routePrefix,
+    authenticator: deps.authenticator,
+    modelAccess: deps.modelAccess,
+    modelAliases,
+  });
+  if (deps.tasks !== undefined)
+    registerTaskRoutes(app, {
+      routePrefix: deps.config.routePrefix,
+      authenticator: deps.authenticator,
+      tasks: deps.tasks,
+      origins,
+    });
+  registerGenerationMethodGuard(app, deps.config.routePrefix);
+}
+
+/** The two front doors that generate, each in an accounted scope of its own (its error shape). */
+function registerGenerationDoors(
+  app: FastifyInstance,
+  deps: AppDependencies,
+  shared: { modelAliases: ModelAliases; origins: PublicOrigins; now: () => number },
+): void {
+  const { modelAliases, origins, now } = shared;
+  const gauges = deps.metrics?.gateway;
   registerAccountedScope(
     app,
     {
@@ -228,7 +285,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       now,
     },
     (scope) => {
-      reportServerTiming(scope);
+      addServerTimingHooks(scope);
       registerGenerationRoute(scope, {
         routePrefix: deps.config.routePrefix,
         maxBodyBytes: deps.config.maxBodyBytes,
@@ -252,7 +309,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       errorShape: OPENAI_ERROR_SHAPE,
     },
     (scope) => {
-      reportServerTiming(scope);
+      addServerTimingHooks(scope);
       registerOpenAiImageRoutes(scope, {
         routePrefix: deps.config.routePrefix,
         maxBodyBytes: deps.config.maxBodyBytes,
@@ -267,19 +324,4 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       });
     },
   );
-  registerOpenAiModelRoutes(app, {
-    routePrefix: deps.config.routePrefix,
-    authenticator: deps.authenticator,
-    modelAccess: deps.modelAccess,
-    modelAliases,
-  });
-  if (deps.tasks !== undefined)
-    registerTaskRoutes(app, {
-      routePrefix: deps.config.routePrefix,
-      authenticator: deps.authenticator,
-      tasks: deps.tasks,
-      origins,
-    });
-  registerGenerationMethodGuard(app, deps.config.routePrefix);
-  return app;
 }

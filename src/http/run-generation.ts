@@ -7,10 +7,10 @@ import type {
   GenerationService,
   UnbilledGeneration,
 } from '../generation/generation-service.js';
-import { principalOf } from './authentication-hook.js';
-import { accountOf } from './ledger-hooks.js';
+import { principalOf } from './hooks/authentication.js';
+import { accountOf } from './hooks/ledger.js';
 import { CancellationSource } from '../support/cancellation.js';
-import { answeringReplay } from './idempotency-hooks.js';
+import { answeringReplay } from './hooks/idempotency.js';
 import type { PublicOrigins } from './public-origins.js';
 import { whenClosed } from './when-closed.js';
 

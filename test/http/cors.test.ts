@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CORS_REQUEST_HEADERS } from '../../src/http/cors.js';
+import { CORS_REQUEST_HEADERS } from '../../src/http/hooks/cors.js';
 import { eventually, gate, startBillingGateway } from '../helpers/billing-gateway.js';
 import { type RawAnswer, rawExchange } from '../helpers/raw-http.js';
 import { GENERATION_URL, modelBBody } from '../helpers/requests.js';

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { handleError, sendError } from '../../src/http/error-reply.js';
-import { requestIdFor } from '../../src/http/request-id.js';
+import { requestIdFor } from '../../src/http/hooks/request-id.js';
 import { registerImageRoutes } from '../../src/http/routes/image-routes.js';
 import {
   createResultStorage,

@@ -13,7 +13,7 @@ import {
 import { validateRequest } from '../../validate/validate-request.js';
 import { wantsTask } from '../async-header.js';
 import { EventStreamReply, wantsEventStream } from '../event-stream-reply.js';
-import { accountOf } from '../ledger-hooks.js';
+import { accountOf } from '../hooks/ledger.js';
 import type { LevelGauge } from '../../metrics/level-gauge.js';
 import { readJsonBodiesOnce } from '../json-body.js';
 import type { PublicOrigins } from '../public-origins.js';

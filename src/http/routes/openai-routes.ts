@@ -22,9 +22,9 @@ import { UploadedForm } from '../../openai/uploaded-form.js';
 import type { StoredImages } from '../../storage/stored-images.js';
 import { MODEL_A_MAX_IMAGES } from '../../validate/model-a-rules.js';
 import type { Authenticator } from '../../auth/authenticator.js';
-import { authenticateRequests, principalOf } from '../authentication-hook.js';
+import { addAuthenticationHooks, principalOf } from '../hooks/authentication.js';
 import { type ErrorShape, gatewayErrorOf, sendError } from '../error-reply.js';
-import { accountOf } from '../ledger-hooks.js';
+import { accountOf } from '../hooks/ledger.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { runGeneration, runUnbilledGeneration } from '../run-generation.js';
 import { endOfBodyAnswer } from '../body-hand-over.js';
@@ -197,7 +197,7 @@ export function registerOpenAiModelRoutes(
   options: OpenAiModelRouteOptions,
 ): void {
   void app.register(async (scope) => {
-    authenticateRequests(scope, options.authenticator);
+    addAuthenticationHooks(scope, options.authenticator);
     scope.setErrorHandler((error, request, reply) =>
       sendError(reply, gatewayErrorOf(error, request), OPENAI_ERROR_SHAPE),
     );

@@ -8,7 +8,7 @@ import { parseFilterTime } from '../../tasks/dashscope-time.js';
 import type { TaskListQuery, TaskService } from '../../tasks/task-service.js';
 import { taskAnswer, taskListEntry } from '../../tasks/task-view.js';
 import { CallerGone } from '../../errors/caller-gone.js';
-import { authenticateRequests, principalOf } from '../authentication-hook.js';
+import { addAuthenticationHooks, principalOf } from '../hooks/authentication.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { whenClosed } from '../when-closed.js';
 import { echoQuoted } from '../../errors/echo.js';
@@ -42,7 +42,7 @@ const LIST_PARAMETERS = new Set([
 export function registerTaskRoutes(app: FastifyInstance, options: TaskRoutesOptions): void {
   const { tasks } = options;
   void app.register(async (scope) => {
-    authenticateRequests(scope, options.authenticator);
+    addAuthenticationHooks(scope, options.authenticator);
     for (const base of underPrefix(options.routePrefix, TASKS_PATH)) {
       scope.get<{ Params: { task_id: string } }>(`${base}/:task_id`, async (request) => {
         const task = await tasks.find(principalOf(request), request.params.task_id);

@@ -3,9 +3,9 @@ import { DASHSCOPE_TASK_FRONT_DOOR } from '../../domain/front-door.js';
 import { type GenerationRequest, maxImagesOf } from '../../domain/generation-request.js';
 import { invalidParameter } from '../../errors/gateway-error.js';
 import type { HeldSubmission, TaskService } from '../../tasks/task-service.js';
-import { principalOf } from '../authentication-hook.js';
-import { answeringReplay } from '../idempotency-hooks.js';
-import { accountOf } from '../ledger-hooks.js';
+import { principalOf } from '../hooks/authentication.js';
+import { answeringReplay } from '../hooks/idempotency.js';
+import { accountOf } from '../hooks/ledger.js';
 import { resolvesUploads } from '../upload-headers.js';
 import { whenClosed } from '../when-closed.js';
 

@@ -17,7 +17,7 @@ import {
   type UploadPolicySigner,
 } from '../../storage/upload-policy.js';
 import type { UploadStore } from '../../storage/upload-store.js';
-import { principalOf } from '../authentication-hook.js';
+import { principalOf } from '../hooks/authentication.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { maxFormBytes, readUploadForm } from '../upload-form.js';
 import { echoQuoted } from '../../errors/echo.js';

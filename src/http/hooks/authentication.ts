@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Authenticator } from '../auth/authenticator.js';
-import type { Principal } from '../domain/principal.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { Principal } from '../../domain/principal.js';
 import { finishHook } from './finish-hook.js';
 
 declare module 'fastify' {
@@ -14,7 +14,7 @@ declare module 'fastify' {
  * Verifies the bearer token in `onRequest`, so an unauthenticated caller never costs us its
  * upload. A caller the authenticator remembers is let through in the same turn, without a promise.
  */
-export function authenticateRequests(scope: FastifyInstance, authenticator: Authenticator): void {
+export function addAuthenticationHooks(scope: FastifyInstance, authenticator: Authenticator): void {
   scope.decorateRequest('principal', undefined);
   scope.addHook('onRequest', (request, _reply, done) =>
     finishHook(

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
+import { GatewayError, invalidParameter } from '../../errors/gateway-error.js';
 
 const WORKSPACE_HEADER = 'X-DashScope-WorkSpace';
 const HEADER_KEY = 'x-dashscope-workspace';
@@ -12,7 +12,7 @@ const WORKSPACE = /^[\x20-\x7e]{1,64}$/;
  * authentication, before the rate limits and the body: a malformed header costs nothing. An
  * empty header, as the SDK sends for `workspace=""`, counts as absent.
  */
-export function recordWorkspaces(scope: FastifyInstance): void {
+export function addWorkspaceHooks(scope: FastifyInstance): void {
   scope.addHook('onRequest', (request, _reply, done) => {
     const value = request.headers[HEADER_KEY];
     if (value === undefined) return done();

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { RequestAccount } from '../ledger/request-account.js';
-import type { LedgerWriter } from '../ledger/ledger-writer.js';
-import { whenClosed } from './when-closed.js';
+import { RequestAccount } from '../../ledger/request-account.js';
+import type { LedgerWriter } from '../../ledger/ledger-writer.js';
+import { whenClosed } from '../when-closed.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,7 +20,7 @@ export interface LedgerHooksOptions {
  * row of every authenticated request that settlement has not already written (refusals,
  * failures, replays). Every authenticated request gets exactly one row.
  */
-export function recordUsage(scope: FastifyInstance, options: LedgerHooksOptions): void {
+export function addLedgerHooks(scope: FastifyInstance, options: LedgerHooksOptions): void {
   scope.decorateRequest('account', undefined);
 
   scope.addHook('onRequest', (request, reply, done) => {

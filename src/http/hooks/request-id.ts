@@ -1,5 +1,6 @@
-import { timeOrderedUuid } from '../support/time-ordered-id.js';
+import { timeOrderedUuid } from '../../support/time-ordered-id.js';
 import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -12,4 +13,15 @@ export function requestIdFor(request: IncomingMessage): string {
   return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming)
     ? incoming
     : timeOrderedUuid();
+}
+
+/**
+ * Echoes the request's id on every answer; registered first, so that even the load shedder's
+ * 503s and the CORS preflights carry it.
+ */
+export function addRequestIdHooks(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
 }

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
  * that arrive during the drain); an answer already under way (an event stream) can no longer say
  * it, and its connection is ended once its last byte is written.
  */
-export function closeBusyConnectionsWhenAnswered(app: FastifyInstance): void {
+export function addBusyConnectionsHooks(app: FastifyInstance): void {
   const answering = new Set<ServerResponse>();
   app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
     answering.add(response);

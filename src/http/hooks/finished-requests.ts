@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
-import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import type { RequestOutcome } from '../metrics/request-outcome.js';
-import { answeredErrorCode } from './error-reply.js';
-import { stageTimesOf } from './stage-times.js';
+import { CALLER_GONE_STATUS } from '../../ledger/request-account.js';
+import type { GatewayMetrics } from '../../metrics/gateway-metrics.js';
+import type { RequestOutcome } from '../../metrics/request-outcome.js';
+import { answeredErrorCode } from '../error-reply.js';
+import { stageTimesOf } from '../stage-times.js';
 
 /** The levels at which the request line is written. */
 const LOGGED_AT_INFO = new Set(['trace', 'debug', 'info']);
@@ -101,7 +101,7 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
  * Reports every request that reaches the hooks once it ends: on Fastify's onResponse, or on the
  * connection's close when the caller left before the answer (which onResponse never sees).
  */
-export function reportFinishedRequests(app: FastifyInstance, report: ReportFinished): void {
+export function addFinishedRequestsHooks(app: FastifyInstance, report: ReportFinished): void {
   app.addHook('onRequest', (request, reply, done) => {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) report(request, reply, true);

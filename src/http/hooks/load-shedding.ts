@@ -1,9 +1,9 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../errors/gateway-error.js';
-import { leaveErrorsToReaders } from '../support/stream-errors.js';
-import type { InFlightBudget } from './in-flight-budget.js';
-import { whenClosed } from './when-closed.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { leaveErrorsToReaders } from '../../support/stream-errors.js';
+import type { InFlightBudget } from '../in-flight-budget.js';
+import { whenClosed } from '../when-closed.js';
 
 /** Routes that answer however loaded the gateway is: an orchestrator must still see it alive. */
 const NEVER_SHED = new Set(['/healthz', '/readyz', '/metrics']);
@@ -24,7 +24,7 @@ function overloaded(what: string): GatewayError {
  * answer is over, whatever its end; bytes that still arrive after it (a refused body the caller
  * keeps sending) are not counted.
  */
-export function shedLoad(app: FastifyInstance, budget: InFlightBudget): void {
+export function addLoadSheddingHooks(app: FastifyInstance, budget: InFlightBudget): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;

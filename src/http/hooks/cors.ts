@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ANY_ORIGIN } from '../config/cors-origins-setting.js';
+import { ANY_ORIGIN } from '../../config/cors-origins-setting.js';
 
 /**
  * Request headers a page may send: the gateway's own, and every `X-DashScope-*` header (and
@@ -43,7 +43,7 @@ const PREFLIGHT_MAX_AGE_S = '600';
  * An origin not listed gets no CORS header, and its preflight goes on to the route like any
  * `OPTIONS` (405 on the generation paths, 404 elsewhere), so a browser refuses the call.
  */
-export function allowCrossOrigin(app: FastifyInstance, origins: readonly string[]): void {
+export function addCorsHooks(app: FastifyInstance, origins: readonly string[]): void {
   if (origins.length === 0) return;
   const anyOrigin = origins.includes(ANY_ORIGIN);
   const allowed = new Set(origins);

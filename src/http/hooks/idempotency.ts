@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GenerationResult } from '../generation/generation-service.js';
-import { fingerprintOf, taskFingerprintOf } from '../idempotency/fingerprint.js';
-import { wantsTask } from './async-header.js';
-import { whenClosed } from './when-closed.js';
+import type { GenerationResult } from '../../generation/generation-service.js';
+import { fingerprintOf, taskFingerprintOf } from '../../idempotency/fingerprint.js';
+import { wantsTask } from '../async-header.js';
+import { whenClosed } from '../when-closed.js';
 import {
   checkIdempotencyKey,
   type IdempotencyClaim,
   type IdempotencyKeys,
-} from '../idempotency/idempotency-keys.js';
+} from '../../idempotency/idempotency-keys.js';
 
 /** A repeat of a request that was billed: its result, and the id of the request that made it. */
 export interface IdempotentReplay {
@@ -35,7 +35,7 @@ declare module 'fastify' {
  * first runs), shaped by its route as the first answer was. Runs after authentication and body
  * parsing, before the handler.
  */
-export function honourIdempotencyKeys(scope: FastifyInstance, keys: IdempotencyKeys): void {
+export function addIdempotencyHooks(scope: FastifyInstance, keys: IdempotencyKeys): void {
   scope.decorateRequest('idempotencyClaim', undefined);
   scope.decorateRequest('idempotentReplay', undefined);
 

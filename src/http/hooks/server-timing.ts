@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { StageTimes } from '../metrics/request-outcome.js';
-import { stageTimesOf } from './stage-times.js';
+import type { StageTimes } from '../../metrics/request-outcome.js';
+import { stageTimesOf } from '../stage-times.js';
 
 const durationOf = (ms: number): string => String(Math.round(ms * 10) / 10);
 
@@ -18,7 +18,7 @@ export function serverTiming(times: StageTimes): string {
 }
 
 /** Every answer of `scope`'s routes, errors included, says where its time went. */
-export function reportServerTiming(scope: FastifyInstance): void {
+export function addServerTimingHooks(scope: FastifyInstance): void {
   scope.addHook('onSend', (request, reply, payload, done) => {
     reply.header('server-timing', serverTiming(stageTimesOf(request.account, reply.elapsedTime)));
     done(null, payload);

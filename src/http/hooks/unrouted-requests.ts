@@ -1,10 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { openAiRoots } from '../domain/api-paths.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { ReportFinished } from './finished-requests-hook.js';
-import { type ErrorShape, GATEWAY_ERROR_SHAPE, gatewayErrorOf, sendError } from './error-reply.js';
-import { OPENAI_ERROR_SHAPE } from './routes/openai-routes.js';
-import { echo } from '../errors/echo.js';
+import { openAiRoots } from '../../domain/api-paths.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { ReportFinished } from './finished-requests.js';
+import { type ErrorShape, GATEWAY_ERROR_SHAPE, gatewayErrorOf, sendError } from '../error-reply.js';
+import { OPENAI_ERROR_SHAPE } from '../routes/openai-routes.js';
+import { echo } from '../../errors/echo.js';
 
 /** Fastify's `maxParamLength`, left at its default: longer than any id a path names. */
 export const MAX_PATH_PARAMETER_CHARACTERS = 100;
@@ -14,7 +14,7 @@ export const MAX_PATH_PARAMETER_CHARACTERS = 100;
  * before their body is read: route and method come before the body (docs/errors.md), so a
  * malformed or oversized body cannot turn a 404 into a 400 or a 413.
  */
-export function answerUnroutedRequests(app: FastifyInstance, routePrefix: string): void {
+export function addUnroutedRequestsHooks(app: FastifyInstance, routePrefix: string): void {
   const shapeOf = errorShapeByPath(routePrefix);
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendError(

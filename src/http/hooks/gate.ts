@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { type GatePass, NO_SLOT, type RequestGate } from '../admission/admission.js';
+import { type GatePass, NO_SLOT, type RequestGate } from '../../admission/admission.js';
 import { finishHook } from './finish-hook.js';
-import { whenClosed } from './when-closed.js';
+import { whenClosed } from '../when-closed.js';
 
 /**
  * Rate and concurrency limits in `onRequest`, after authentication and before the body is read:
@@ -9,7 +9,7 @@ import { whenClosed } from './when-closed.js';
  * until the connection's answer is over, whatever its end. A token known to have no limits passes
  * in the same turn.
  */
-export function gateRequests(scope: FastifyInstance, gate: RequestGate): void {
+export function addGateHooks(scope: FastifyInstance, gate: RequestGate): void {
   scope.addHook('onRequest', (request, reply, done) => {
     const { principal, account } = request;
     if (principal === undefined || account === undefined) return done();

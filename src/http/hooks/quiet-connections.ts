@@ -23,7 +23,7 @@ const QUIET_CONNECTION_GRACE_MS = 500;
  * answered with the drain's 503. Registered after the load shedder, whose own hook marks the
  * gateway as closing first.
  */
-export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
+export function addQuietConnectionsHooks(app: FastifyInstance): void {
   const quiet = new QuietConnections(app.server);
   app.addHook('preClose', async () => {
     // Node's own close would do this only after the wait below.
