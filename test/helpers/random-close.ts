@@ -24,6 +24,7 @@ export interface ClosedStream {
   completed: boolean;
   /** Bytes of the answer received, headers excluded. */
   bytes: number;
+  plan: ClosePlan;
 }
 
 /** What the ledger says of one such stream, next to what its caller saw. */
@@ -38,8 +39,9 @@ export interface CloseCheck {
  */
 export function imageEventsIn(text: string): number {
   const events = text.split('\n\n').slice(0, -1);
-  return events.filter((event) => event.includes('event:result') && event.includes('"finished":false'))
-    .length;
+  return events.filter(
+    (event) => event.includes('event:result') && event.includes('"finished":false'),
+  ).length;
 }
 
 /**
@@ -65,7 +67,7 @@ export function streamAndClose(
     const done = (completed: boolean) => {
       clearTimeout(timer);
       if (!completed) request.destroy();
-      resolve({ requestId, imagesParsed: imageEventsIn(text), completed, bytes });
+      resolve({ requestId, imagesParsed: imageEventsIn(text), completed, bytes, plan });
     };
     request.on('error', () => done(false));
     request.on('response', (response) => {
@@ -117,7 +119,9 @@ export function disagreements(checks: readonly CloseCheck[]): {
     underBilled: checks.filter(
       (check) => check.row !== undefined && billed(check) < check.stream.imagesParsed,
     ),
-    badRows: checks.filter(({ row, stream }) => !rowAgrees(row, stream) && !neverArrived(row, stream)),
+    badRows: checks.filter(
+      ({ row, stream }) => !rowAgrees(row, stream) && !neverArrived(row, stream),
+    ),
   };
 }
 
