@@ -50,11 +50,13 @@ export interface AdmissionTicket {
    */
   settle(settlement: Settlement): Promise<void>;
   /**
-   * Bills `images` now, before the request settles, so they may be delivered at once (an
-   * incremental stream). Under the same fences as settle, and throws as it does: nothing is
-   * billed then. The settlement later bills only what was not billed this way.
+   * Bills `images` that have just reached the caller's connection, before the request settles
+   * (an incremental stream): they count as delivered whatever becomes of the bill. Under the
+   * settlement's leases (reservation, Idempotency-Key claim), not the caller's presence: the
+   * images were handed over. Throws as settle does when a lease is lost, or when the database
+   * fails: nothing is billed then. The settlement later bills only what was not billed this way.
    */
-  billDelivered(images: number, callerPresent: () => boolean): Promise<void>;
+  billDelivered(images: number): Promise<void>;
   /** Frees everything held without billing what was not billed yet. Never throws. */
   release(error: unknown, details?: FailureDetails): Promise<void>;
 }

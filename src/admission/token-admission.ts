@@ -338,7 +338,8 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
   ): AdmissionTicket {
     const admittedAt = this.options.now();
     let ended = false;
-    /** Images billed one by one so far (an incremental stream). */
+    /** Images handed over one by one so far (an incremental stream), and those of them billed. */
+    let deliveredSoFar = 0;
     let billedSoFar = 0;
     const note = (details: FailureDetails) => {
       if (details.channel !== undefined) account.channel = details.channel;
@@ -363,8 +364,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
         if (outcome === 'lease-lost') throw leaseLost();
         if (outcome === 'caller-gone') throw new CallerGone();
       },
-      billDelivered: async (images: number, callerPresent: () => boolean) => {
+      billDelivered: async (images: number) => {
         if (ended) throw new Error('billDelivered after the ticket ended');
+        // Handed over already: delivered, whether or not the bill below goes through.
+        deliveredSoFar += images;
         let outcome: SettlementOutcome;
         try {
           outcome = await this.options.quota.billDelivered(
@@ -372,7 +375,6 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
             {
               reservationId,
               idempotency: account.idempotency,
-              callerPresent,
               standInRow: this.partlyBilledRow(account, principal, billedSoFar + images),
             },
             images,
@@ -383,18 +385,20 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
           if (!(await this.billedDespite(account.rowId, billedSoFar + images))) throw error;
           outcome = 'billed';
         }
-        if (outcome === 'lease-lost') throw leaseLost();
-        if (outcome === 'caller-gone') throw new CallerGone();
+        if (outcome !== 'billed') throw leaseLost();
         billedSoFar += images;
-        account.imagesDelivered = billedSoFar;
+        account.imagesDelivered = deliveredSoFar;
         account.imagesBilled = billedSoFar;
       },
-      release: async (_error: unknown, details: FailureDetails = {}) => {
+      release: async (error: unknown, details: FailureDetails = {}) => {
         if (ended) return;
         ended = true;
         note(details);
-        // What was billed one by one was delivered: the row keeps it, only the rest is freed.
-        account.imagesDelivered = billedSoFar;
+        // A caller who left mid-stream, even one whose answer still ended cleanly on this side.
+        if (error instanceof CallerGone) account.callerLeft();
+        // What was billed one by one stays billed; only the rest is freed. An image handed over
+        // whose bill then failed is delivered unbilled, and the row says so.
+        account.imagesDelivered = deliveredSoFar;
         account.imagesBilled = billedSoFar;
         account.partialCostMicros = costOf(this.options.prices, account.model, billedSoFar);
         if (billedSoFar === 0) account.outputSize = undefined;

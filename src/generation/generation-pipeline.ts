@@ -111,14 +111,13 @@ export class GenerationPipeline implements GenerationService {
     let attempt: FailureDetails = {};
     const callerPresent = () => !context.signal.aborted;
     const incremental =
-      context.onDelivered === undefined
+      context.handOver === undefined
         ? undefined
         : new IncrementalDelivery({
             ticket,
             results: this.stages.results,
             maxImages,
-            callerPresent,
-            deliver: context.onDelivered,
+            handOver: context.handOver,
           });
     try {
       const job: EngineJob = {
@@ -188,12 +187,14 @@ export class GenerationPipeline implements GenerationService {
       };
       return { result, ticket, settlement };
     } catch (error) {
-      await ticket.release(
-        error,
+      const details: FailureDetails =
         error instanceof ChannelFailure
           ? { channel: error.channel, upstreamMs: error.upstreamMs }
-          : attempt,
-      );
+          : attempt;
+      // Images the engine handed over one by one were received, whatever it says on its way out.
+      if (incremental !== undefined)
+        details.imagesReceived = Math.max(details.imagesReceived ?? 0, incremental.received);
+      await ticket.release(error, details);
       throw error;
     }
   }

@@ -24,10 +24,11 @@ export interface GenerationContext {
   /** `X-DashScope-OssResourceResolve: enable` was sent: `oss://` inputs name uploads. */
   resolveUploads?: boolean;
   /**
-   * An incremental stream: each image is stored, billed and then handed here at once, in order,
-   * before the request settles (docs/api.md §10.3).
+   * An incremental stream: each image is stored and handed here at once, in order, before the
+   * request settles (docs/api.md §10.3); it resolves whether the image reached the caller's
+   * connection, and only an image that did is billed (docs/admission.md).
    */
-  onDelivered?: (url: string, index: number) => void;
+  handOver?: (url: string, index: number) => Promise<boolean>;
 }
 
 export interface GenerationResult {
@@ -68,7 +69,7 @@ export interface GenerationService {
   generate(request: GenerationRequest, context: GenerationContext): Promise<GenerationResult>;
   /**
    * The images stored, their bill left to the answer that carries their bytes; not with
-   * `onDelivered`, which bills each image as it comes.
+   * `handOver`, which bills each image as it comes.
    */
   generateUnbilled(
     request: GenerationRequest,

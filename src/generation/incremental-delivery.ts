@@ -1,19 +1,21 @@
 import type { AdmissionTicket } from '../admission/admission.js';
 import type { EngineImage } from '../engine/engine.js';
+import { CallerGone } from '../errors/caller-gone.js';
 import type { ResultStore } from '../storage/result-store.js';
 
 export interface IncrementalDeliveryOptions {
   ticket: AdmissionTicket;
   results: ResultStore;
   maxImages: number;
-  callerPresent: () => boolean;
-  deliver: (url: string, index: number) => void;
+  /** Resolves whether the image reached the caller's connection. */
+  handOver: (url: string, index: number) => Promise<boolean>;
 }
 
 /**
- * Delivers a request's images one by one as the engine produces them: each is stored, billed and
- * only then handed on, strictly in order. The first failure (lease lost, caller gone, storage)
- * stops it: nothing after it is billed or delivered, and `stopped` fires so the engine can stop.
+ * Delivers a request's images one by one as the engine produces them: each is stored, handed
+ * over to the caller's connection and only then billed, strictly in order (docs/admission.md).
+ * The first failure (caller gone, lease lost, storage, a bill that fails) stops it: nothing after
+ * it is delivered or billed, and `stopped` fires so the engine can stop.
  */
 export class IncrementalDelivery {
   private readonly urls: string[] = [];
@@ -27,6 +29,11 @@ export class IncrementalDelivery {
   /** Aborted at the first failure. */
   get stopped(): AbortSignal {
     return this.stop.signal;
+  }
+
+  /** Images the engine handed over, extras and repeats excluded. */
+  get received(): number {
+    return this.seen.size;
   }
 
   /** An image the engine produced; a repeat of an index (a retried attempt) is ignored. */
@@ -54,9 +61,9 @@ export class IncrementalDelivery {
     if (this.failure !== undefined) return;
     try {
       const url = image.kind === 'png' ? await this.options.results.save(image.bytes) : image.url;
-      await this.options.ticket.billDelivered(1, this.options.callerPresent);
-      this.options.deliver(url, this.urls.length);
+      if (!(await this.options.handOver(url, this.urls.length))) throw new CallerGone();
       this.urls.push(url);
+      await this.options.ticket.billDelivered(1);
     } catch (error) {
       this.failure = { error };
       this.stop.abort(error);

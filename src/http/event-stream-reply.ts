@@ -6,6 +6,7 @@ import { CallerGone } from '../errors/caller-gone.js';
 import type { StreamEventData } from '../generation/stream-events.js';
 import type { RequestAccount } from '../ledger/request-account.js';
 import type { LevelGauge } from '../metrics/level-gauge.js';
+import { handedOver, stillOpen } from './connection-handover.js';
 import { gatewayErrorOf } from './error-reply.js';
 import { errorEvent, EVENT_STREAM_TYPE, KEEP_ALIVE_COMMENT, resultEvent } from './sse-framing.js';
 
@@ -64,9 +65,30 @@ export class EventStreamReply {
     return this.body !== undefined;
   }
 
-  /** Sends one result event at once and keeps the stream open (an incremental stream's image). */
+  /** Sends one result event at once and keeps the stream open (a replayed incremental image). */
   send(event: StreamEventData): void {
     this.write(resultEvent(this.nextId++, event));
+  }
+
+  /**
+   * Sends one result event (an incremental stream's image) and resolves whether it reached the
+   * caller's connection (connection-handover.ts): false when the caller was gone before or while
+   * it was written, and then it was not handed over.
+   */
+  async handOver(event: StreamEventData): Promise<boolean> {
+    const response = this.reply.raw;
+    let reached = await stillOpen(response);
+    if (reached) {
+      const body = this.body ?? this.start();
+      body.write(resultEvent(this.nextId++, event));
+      reached = await handedOver(response, body);
+    }
+    // A caller who only half-closed leaves the answer open on this side: it is over, for everyone.
+    if (!reached) {
+      response.socket?.destroy();
+      response.destroy();
+    }
+    return reached;
   }
 
   /** Sends the last result events and ends the stream. */

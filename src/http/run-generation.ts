@@ -21,8 +21,11 @@ export interface RunOptions {
   storeImages?: boolean;
   /** `X-DashScope-OssResourceResolve: enable` was sent: `oss://` inputs name uploads. */
   resolveUploads?: boolean;
-  /** An incremental stream: each image, once stored and billed, before the request settles. */
-  onDelivered?: (url: string, index: number) => void;
+  /**
+   * An incremental stream: each image once stored, before the request settles; resolves whether it
+   * reached the caller, and only then is it billed.
+   */
+  handOver?: (url: string, index: number) => Promise<boolean>;
 }
 
 /**
@@ -111,15 +114,11 @@ async function runUntilStored<T>(
   // Set one by one rather than spread from objects made for the purpose, on every request.
   if (options.storeImages === true) context.storeImages = true;
   if (options.resolveUploads === true) context.resolveUploads = true;
-  const { onDelivered } = options;
-  if (onDelivered !== undefined) {
+  const { handOver } = options;
+  if (handOver !== undefined) {
     const present = options.origins.presenterFor(request.host);
-    context.onDelivered =
-      present === undefined
-        ? onDelivered
-        : (url, index) => {
-            onDelivered(present(url), index);
-          };
+    context.handOver =
+      present === undefined ? handOver : (url, index) => handOver(present(url), index);
   }
   // The response's close, not the request's: the request closes as soon as its body is read.
   const onClose = () => {

@@ -78,12 +78,12 @@ export function registerGenerationRoute(
             {
               origins: options.origins,
               resolveUploads: resolvesUploads(request.headers),
-              // Each image is billed before it is handed here: never an unbilled one streamed.
+              // Each image is billed once it reached the caller's connection, never before.
               ...(incremental
                 ? {
-                    onDelivered: (url: string) => {
+                    handOver: (url: string) => {
                       streamed++;
-                      stream.send(imageEventOf(url, request.id));
+                      return stream.handOver(imageEventOf(url, request.id));
                     },
                   }
                 : {}),

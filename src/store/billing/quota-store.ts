@@ -188,10 +188,11 @@ export class SqlQuotaStore {
   }
 
   /**
-   * Bills `images` of a running request before it settles (an incremental stream delivers each
-   * image once it is billed), in one short transaction under the settlement's fences: the caller
-   * still there, the Idempotency-Key claim still its own, the reservation still held (else
-   * `lease-lost`, and nothing is billed). The images move from reserved to used, the reservation
+   * Bills `images` of a running request before it settles (an incremental stream bills each image
+   * once it reached the caller's connection), in one short transaction under the settlement's
+   * leases: the Idempotency-Key claim still its own, the reservation still held (else
+   * `lease-lost`, and nothing is billed). The caller's presence is no fence: the images were
+   * handed over. The images move from reserved to used, the reservation
    * counts them in `images_billed`, and the request's stand-in row says how many were billed: a
    * node killed at any moment after the commit leaves those images with a row. The request's own
    * row replaces the stand-in when it ends.
@@ -201,7 +202,6 @@ export class SqlQuotaStore {
     fence: DeliveryFence,
     images: number,
   ): Promise<SettlementOutcome> {
-    if (!fence.callerPresent()) return 'caller-gone';
     try {
       await this.db.transaction().execute(async (trx) => {
         const claim = fence.idempotency;
@@ -232,9 +232,6 @@ export class SqlQuotaStore {
         if (tokenId !== undefined)
           await this.charge(trx, tokenId, fence.reservationId === undefined ? 0 : images, images);
         await this.writeStandIn(trx, fence.standInRow);
-        // The statements above may have waited for locks: a caller who left meanwhile never got
-        // this image, so nothing of it is billed (asked last, just before the commit).
-        if (!fence.callerPresent()) throw new DeliveryRefused('caller-gone');
       });
     } catch (error) {
       if (error instanceof DeliveryRefused) return error.outcome;

@@ -44,7 +44,6 @@ export interface DeliveryFence {
   reservationId: string | undefined;
   /** The Idempotency-Key claim, still running and this request's own. */
   idempotency: Pick<ClaimFence, 'scope' | 'key' | 'owner'> | undefined;
-  callerPresent: () => boolean;
   /**
    * The request's stand-in row, carrying every image billed so far: written with the bill, so
    * that billed images always have a row, whatever becomes of the node before the request ends.
