@@ -84,10 +84,7 @@ export class EventStreamReply {
       reached = await handedOver(response, body);
     }
     // A caller who only half-closed leaves the answer open on this side: it is over, for everyone.
-    if (!reached) {
-      response.socket?.destroy();
-      response.destroy();
-    }
+    if (!reached) response.destroy();
     return reached;
   }
 
@@ -123,7 +120,10 @@ export class EventStreamReply {
 
   private end(): FastifyReply {
     this.stopKeepAlive();
-    this.body?.end();
+    // Not ended into a destroyed answer: its response would count as finished though it never
+    // finishes, and a close seen after that would not be taken for the caller's leaving.
+    if (this.reply.raw.destroyed) this.body?.destroy();
+    else this.body?.end();
     return this.reply;
   }
 
