@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { Worker } from 'node:worker_threads';
 import { MODEL_A } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 
@@ -12,8 +12,14 @@ export const INCREMENTAL_BODY = {
 /** The headers the DashScope SDK sends for an event stream. */
 export const STREAM_HEADERS = { accept: 'text/event-stream', 'x-dashscope-sse': 'enable' };
 
-/** When a caller hangs up: a time after sending its request, or once it has this many bytes. */
-export type ClosePlan = { kind: 'delay'; ms: number } | { kind: 'bytes'; count: number };
+/**
+ * When a caller hangs up (a time after sending its request, or once it has this many bytes), and
+ * how: destroying its connection, or closing its side and reading what was sent until the
+ * gateway closes too.
+ */
+export type ClosePlan = ({ kind: 'delay'; ms: number } | { kind: 'bytes'; count: number }) & {
+  how: 'destroy' | 'half-close';
+};
 
 /** What one caller of an incremental stream saw before it hung up (or the stream ended). */
 export interface ClosedStream {
@@ -33,63 +39,54 @@ export interface CloseCheck {
   row: UsageRow | undefined;
 }
 
-/**
- * Complete image events of an incremental stream (`"finished":false`) in the text received: an
- * event counts once the blank line that ends it has arrived.
- */
-export function imageEventsIn(text: string): number {
-  const events = text.split('\n\n').slice(0, -1);
-  return events.filter(
-    (event) => event.includes('event:result') && event.includes('"finished":false'),
-  ).length;
+/** One stream to post and hang up on. */
+export interface CloseCall {
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  requestId: string;
+  plan: ClosePlan;
 }
 
 /**
- * POSTs an event-stream request on a connection of its own and destroys that connection as the
- * plan says, counting the image events it had received by then.
+ * Callers that POST an event-stream request each on a connection of its own, destroy it as its
+ * plan says, and count the image events received by then; they run on a thread of their own
+ * (random-close-worker.mjs).
  */
-export function streamAndClose(
-  url: string,
-  headers: Record<string, string>,
-  body: unknown,
-  requestId: string,
-  plan: ClosePlan,
-): Promise<ClosedStream> {
-  return new Promise((resolve) => {
-    let text = '';
-    let bytes = 0;
-    let timer: NodeJS.Timeout | undefined;
-    const request = httpRequest(url, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', 'x-request-id': requestId, ...headers },
+export class ClosingCallers {
+  private readonly worker = new Worker(new URL('./random-close-worker.mjs', import.meta.url));
+  private readonly waiting = new Map<number, (stream: ClosedStream) => void>();
+  private nextId = 0;
+
+  constructor() {
+    this.worker.on('message', ({ id, stream }: { id: number; stream: ClosedStream }) => {
+      this.waiting.get(id)?.(stream);
+      this.waiting.delete(id);
     });
-    const done = (completed: boolean) => {
-      clearTimeout(timer);
-      if (!completed) request.destroy();
-      resolve({ requestId, imagesParsed: imageEventsIn(text), completed, bytes, plan });
-    };
-    request.on('error', () => done(false));
-    request.on('response', (response) => {
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        text += chunk;
-        bytes += Buffer.byteLength(chunk);
-        if (plan.kind === 'bytes' && bytes >= plan.count) done(false);
-      });
-      response.on('end', () => done(true));
-      response.on('error', () => done(false));
+  }
+
+  call(call: CloseCall): Promise<ClosedStream> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.worker.postMessage({ id, call });
     });
-    if (plan.kind === 'delay') timer = setTimeout(() => done(false), plan.ms);
-    request.end(JSON.stringify(body));
-  });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
 }
 
-/** A plan drawn at random: half by time within `durationMs`, half by bytes within `totalBytes`. */
+/**
+ * A plan drawn at random: half by time within `durationMs`, half by bytes within `totalBytes`;
+ * half destroying the connection, half closing one side.
+ */
 export function randomPlan(durationMs: number, totalBytes: number): ClosePlan {
+  const how = Math.random() < 0.5 ? 'destroy' : 'half-close';
   return Math.random() < 0.5
-    ? { kind: 'delay', ms: Math.random() * durationMs }
-    : { kind: 'bytes', count: 1 + Math.floor(Math.random() * totalBytes) };
+    ? { kind: 'delay', ms: Math.random() * durationMs, how }
+    : { kind: 'bytes', count: 1 + Math.floor(Math.random() * totalBytes), how };
 }
 
 /** Runs `runs` streams, `atOnce` at a time. */
