@@ -13,8 +13,8 @@ import { parseLikeSdk, postStreaming, type StreamingExchange } from '../helpers/
 import { GENERATION_URL, modelABody } from '../helpers/requests.js';
 import { aborted } from '../helpers/aborted.js';
 
-// docs/api.md §10.3 and §10.6: an incremental stream sends each image once it is stored and
-// billed, before the rest are produced, and bills image by image.
+// docs/api.md §10.3 and §10.6, docs/admission.md: an incremental stream hands each image to the
+// caller's connection once it is stored, then bills it, before the rest are produced.
 
 const SDK_STREAM_HEADERS = {
   accept: 'text/event-stream',
@@ -93,7 +93,7 @@ function imageUrl(requestId: string, index: number): string {
 
 for (const [name] of BACKENDS) {
   describe(`incremental streams on ${name}`, () => {
-    it('sends each image as soon as it is billed, before the next is produced; quota exact', async (t) => {
+    it('sends each image as soon as it is stored and bills it once sent, before the next is produced; quota exact', async (t) => {
       const opened = await openStepped(t, name);
       if (opened === undefined) return;
       // The stream's headers go out with its first event: the first image must be let through.
@@ -104,7 +104,8 @@ for (const [name] of BACKENDS) {
       for (let index = 0; index < 4; index++) {
         opened.release(index);
         await answer.received(imageUrl(requestId, index));
-        // Sent means billed: the image moved from reserved to used before its event.
+        // Handed over, then billed: the image moves from reserved to used once its event is out.
+        await eventually(async () => (await standing(opened)).used === index + 1);
         assert.deepEqual(await standing(opened), { used: index + 1, reserved: 3 - index });
         assert.ok(
           !answer.text().includes(imageUrl(requestId, index + 1)),
@@ -167,6 +168,7 @@ for (const [name] of BACKENDS) {
       const requestId = String(answer.headers['x-request-id']);
       opened.release(0);
       await answer.received(imageUrl(requestId, 0));
+      await eventually(async () => (await standing(opened)).used === 1);
       // As if this node had stalled past its lease: another node reclaims the reservation.
       await opened.gateway.admission.quota.reclaimExpired(Date.now() + 3_600_000);
       const [standIn] = await ledgerRows(opened);
@@ -180,15 +182,18 @@ for (const [name] of BACKENDS) {
       opened.release(2);
       opened.release(3);
       const events = parseLikeSdk(await answer.whole());
+      // The second image was handed over before its bill found the lease gone: the one window.
       assert.deepEqual(
         events.map((event) => [event.id, event.event, event.isError]),
         [
           ['1', 'result', false],
-          ['2', 'error', true],
+          ['2', 'result', false],
+          ['3', 'error', true],
         ],
       );
-      assert.ok(!events.some((event) => event.data.includes(imageUrl(requestId, 1))));
-      assert.equal(JSON.parse(events[1]?.data ?? '{}').code, 'Overloaded');
+      assert.ok(events[1]?.data.includes(imageUrl(requestId, 1)));
+      assert.ok(!events.some((event) => event.data.includes(imageUrl(requestId, 2))));
+      assert.equal(JSON.parse(events[2]?.data ?? '{}').code, 'Overloaded');
       assert.deepEqual(await standing(opened), { used: 1, reserved: 0 }, 'nothing more billed');
       // The request's own row replaces the stand-in: one row, saying what the caller saw.
       await eventually(async () => opened.gateway.engine.calls === 1);
@@ -196,7 +201,8 @@ for (const [name] of BACKENDS) {
       assert.equal(rows.length, 1);
       assert.deepEqual(
         [rows[0]?.status, rows[0]?.errorCode, rows[0]?.imagesDelivered, rows[0]?.imagesBilled],
-        [503, 'Overloaded', 1, 1],
+        [503, 'Overloaded', 2, 1],
+        'the row says the second image was delivered unbilled',
       );
     });
 
@@ -239,16 +245,17 @@ for (const [name] of BACKENDS) {
           assert.deepEqual([row?.status, row?.imagesDelivered, row?.imagesBilled], [200, 4, 4]);
           return;
         }
-        // Nothing tells: the stream stops, and the row keeps the image its stand-in counted.
+        // Nothing tells: the stream stops after the image handed over, and the row keeps the
+        // image its stand-in counted.
         assert.deepEqual(
           events.map((event) => event.event),
-          ['result', 'error'],
+          ['result', 'result', 'error'],
         );
         assert.deepEqual(await standing(opened), { used: 2, reserved: 0 });
         assert.deepEqual(
           [row?.status, row?.imagesDelivered, row?.imagesBilled],
-          [500, 1, 2],
-          'billed on the row = images_used, though only 1 reached the caller',
+          [500, 2, 2],
+          'billed on the row = images_used = images delivered',
         );
         assert.ok((row?.costMicros ?? -1) >= 0);
       });
@@ -273,6 +280,7 @@ for (const [name] of BACKENDS) {
         const answer = await pending;
         const requestId = String(answer.headers['x-request-id']);
         await answer.received(imageUrl(requestId, 0));
+        await eventually(async () => (await unflushed()).length === 1);
         const afterOne = await unflushed();
         assert.deepEqual(
           afterOne.map((row) => [row.status, row.errorCode, row.imagesBilled]),
