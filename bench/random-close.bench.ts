@@ -30,14 +30,25 @@ export default async function randomClose(): Promise<BenchRow[]> {
       },
     };
     try {
-      const { checks, billed } = await closeAtRandom(
+      const { checks, billed, unsettled } = await closeAtRandom(
         cleanup,
         await openDoor(cleanup),
         RUNS,
         AT_ONCE,
       );
-      const over = disagreements(checks).overBilled;
+      const found = disagreements(checks);
+      const over = found.overBilled;
       const parsed = checks.reduce((sum, check) => sum + check.stream.imagesParsed, 0);
+      const overImages = over.reduce(
+        (sum, { row, stream }) => sum + (row?.imagesBilled ?? 0) - stream.imagesParsed,
+        0,
+      );
+      rows.push({
+        name: `random close, ${name}: rows that disagree, runs under-billed`,
+        value: found.badRows.length + found.underBilled.length,
+        unit: 'per request',
+        note: `${found.badRows.length} rows, ${found.underBilled.length} under-billed; ${overImages} images over-billed${unsettled ? '; some rows never final' : ''}`,
+      });
       for (const how of ['half-close', 'destroy'] as const) {
         const runs = checks.filter((check) => check.stream.plan.how === how).length;
         const overBilled = over.filter((check) => check.stream.plan.how === how).length;

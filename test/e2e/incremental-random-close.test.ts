@@ -51,8 +51,9 @@ describe('incremental streams closed by their callers at random moments', () => 
         );
       assert.equal(unsettled, false, 'every stream that got an answer has its final row');
       // A caller that closes its side reads every byte the gateway handed over: billed must be
-      // exactly what it parsed. One that destroys its connection loses what reached its socket
-      // unread: at most the one image in flight, which was handed over, and so billed.
+      // exactly what it parsed. One that destroys its connection loses what reaches its socket
+      // between its last read and the close: at most the one image in flight, handed over, and
+      // so billed.
       assert.deepEqual(
         [overBy('half-close'), found.underBilled.length, found.badRows.length],
         [0, 0, 0],

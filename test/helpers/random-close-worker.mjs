@@ -2,7 +2,7 @@
 // at its own moment, not at the end of a turn of the gateway's event loop, and what reached its
 // socket before is read then, as a caller in another process would read it.
 import { request as httpRequest } from 'node:http';
-import { clearTimeout, setTimeout } from 'node:timers';
+import { clearTimeout, setImmediate, setTimeout } from 'node:timers';
 import { parentPort } from 'node:worker_threads';
 
 /** Complete image events of an incremental stream: an event counts once its blank line came. */
@@ -32,12 +32,13 @@ function streamAndClose({ url, headers, body, requestId, plan }) {
       resolve({ requestId, imagesParsed: imageEventsIn(text), completed, bytes, plan });
     };
     let hungUp = false;
-    // Destroyed, what reached the socket unread is lost; half-closed, it is read until the
-    // gateway closes its side, so every byte the gateway handed over is counted.
+    // Destroyed: once what has reached the socket is read (the poll phase comes before the check
+    // phase of setImmediate), the connection is destroyed, and whatever arrives later is lost.
+    // Half-closed: it is read until the gateway closes its side, so every byte handed over counts.
     const hangUp = () => {
       if (hungUp) return;
       hungUp = true;
-      if (plan.how === 'destroy') finish(false);
+      if (plan.how === 'destroy') setImmediate(() => finish(false));
       else request.socket?.end();
     };
     const done = (completed) => finish(completed && !hungUp);

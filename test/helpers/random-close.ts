@@ -14,8 +14,8 @@ export const STREAM_HEADERS = { accept: 'text/event-stream', 'x-dashscope-sse': 
 
 /**
  * When a caller hangs up (a time after sending its request, or once it has this many bytes), and
- * how: destroying its connection, or closing its side and reading what was sent until the
- * gateway closes too.
+ * how: destroying its connection once it has read what already reached its socket, or closing
+ * its side and reading what was sent until the gateway closes too.
  */
 export type ClosePlan = ({ kind: 'delay'; ms: number } | { kind: 'bytes'; count: number }) & {
   how: 'destroy' | 'half-close';
