@@ -150,7 +150,7 @@ describe('a caller gone while a hook awaits the database', () => {
       assert.equal(retry.headers['idempotent-replayed'], undefined);
     });
 
-  it("bills an incremental stream only the images sent, when it left while an image's bill waited for a lock", async (t) => {
+  it("bills an incremental stream the images handed over, when it left while an image's bill waited for a lock", async (t) => {
     const set = await setUp(t);
     if (set === undefined) return;
     const { gateway, schema, blocker } = set;
@@ -173,7 +173,8 @@ describe('a caller gone while a hook awaits the database', () => {
     const answer = await pending;
     const requestId = String(answer.headers['x-request-id']);
     await answer.received(`https://images.test/${requestId}/1-0.png`);
-    // The second image's bill will wait for the reservation's row.
+    await eventually(async () => (await gateway.admission.limits.find(token.id))?.imagesUsed === 1);
+    // The second image is handed over, then its bill waits for the reservation's row.
     await blocker.query('begin');
     await blocker.query(
       `select 1 from "${schema}".quota_reservations where token_id = $1 for update`,
@@ -189,18 +190,20 @@ describe('a caller gone while a hook awaits the database', () => {
       );
       return (rows[0]?.waiting ?? 0) >= 1;
     });
+    assert.ok(answer.text().includes(`https://images.test/${requestId}/1-1.png`));
     answer.hangUp();
     await connectionsOpen(gateway.app.server, 0);
     await blocker.query('commit');
     await aborted((await job).signal);
 
     const [gone] = await rowsOf(gateway, token.id, 1);
+    // Handed over, then billed: the caller leaving during the bill does not undo the delivery.
     assert.equal(gone?.status, 499);
-    assert.equal(gone?.imagesDelivered, 1);
-    assert.equal(gone?.imagesBilled, 1);
+    assert.equal(gone?.imagesDelivered, 2);
+    assert.equal(gone?.imagesBilled, 2);
     await eventually(
       async () => (await gateway.admission.limits.find(token.id))?.imagesReserved === 0,
     );
-    assert.equal((await gateway.admission.limits.find(token.id))?.imagesUsed, 1);
+    assert.equal((await gateway.admission.limits.find(token.id))?.imagesUsed, 2);
   });
 });
