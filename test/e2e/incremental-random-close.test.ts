@@ -9,31 +9,31 @@ import {
 } from '../helpers/random-close-run.js';
 
 // docs/admission.md, incremental streams: each image is handed to the caller's connection, then
-// billed; a caller who hangs up at any moment is billed exactly the image events handed to it.
-// 200 runs per door, half of them by callers that close their side and read all that was handed
-// over: 0 mismatches allowed there, as this order leaves no race for them. Callers that destroy
-// their connection lose what reached their socket after their last read, which depends on when
-// their thread runs: about 2 in 100 such runs on a DashScope upstream (images back to back), 0
-// on the local engine; bill-then-send, the order before, over-billed 32 of 113, by up to 4
-// images. The bound of 1 in 10 tells the two apart with room for a busy machine.
+// billed; a caller who hangs up at any moment is billed exactly the image events handed to it,
+// and its row says 499 CallerGone (or 200 once every event went out), received >= delivered =
+// billed. 200 runs per door, half of them by callers that close their side and read all that was
+// handed over: 0 mismatches allowed there, as this order leaves no race for them. Callers that
+// destroy their connection lose what reached their socket after their last read, which depends
+// on when their thread runs: 0 to 2 in 100 such runs here. The bound of 1 in 10 leaves room for a
+// busy machine. On bill-then-send, the order before, this test failed on the local engine (54 of
+// 200 rows 499 with images_received 0) and, with callers that destroyed at once, over-billed 32 of
+// 113 destroyed runs on a DashScope upstream, by up to 4 images.
 
 const RUNS = 200;
 const AT_ONCE = 8;
 
-const DOORS: [string, (t: TestContext) => Promise<Door>][] = [
+const DOORS: [string, (t: TestContext) => Promise<Door | undefined>][] = [
   ['the local engine', localEngineDoor],
   ['a DashScope upstream', (t) => dashScopeDoor(t, RUNS + 1)],
+  ['a DashScope upstream, on PostgreSQL', (t) => dashScopeDoor(t, RUNS + 1, 'PostgreSQL')],
 ];
 
 describe('incremental streams closed by their callers at random moments', () => {
   for (const [name, openDoor] of DOORS) {
     it(`bills exactly the image events handed to each caller, on ${name}`, async (t) => {
-      const { checks, billed, unsettled } = await closeAtRandom(
-        t,
-        await openDoor(t),
-        RUNS,
-        AT_ONCE,
-      );
+      const door = await openDoor(t);
+      if (door === undefined) return;
+      const { checks, billed, unsettled } = await closeAtRandom(t, door, RUNS, AT_ONCE);
       const found = disagreements(checks);
       const closedBy = (how: string) => checks.filter((check) => check.stream.plan.how === how);
       const overBy = (how: string) =>

@@ -35,14 +35,21 @@ export async function localEngineDoor(cleanup: Cleanup): Promise<Door> {
   return { url, books: booksOf(services.tokenIssuer, admission.limits, admission.usage) };
 }
 
-/** A gateway whose one channel is a fake DashScope that answers `submissions` with 4 images. */
-export async function dashScopeDoor(cleanup: Cleanup, submissions: number): Promise<Door> {
+/**
+ * A gateway whose one channel is a fake DashScope that answers `submissions` with 4 images, on
+ * SQLite or PostgreSQL (`backend`); undefined when that database is not available.
+ */
+export async function dashScopeDoor(
+  cleanup: Cleanup,
+  submissions: number,
+  backend: 'SQLite' | 'PostgreSQL' = 'SQLite',
+): Promise<Door | undefined> {
   const fake = await startFakeDashScope();
   cleanup.after(() => fake.close());
-  const [, sqlite] = BACKENDS[0] ?? [];
-  if (sqlite === undefined) throw new Error('no SQLite backend');
-  const serving = await startServingGateway(cleanup as TestContext, sqlite, fake);
-  if (serving === undefined) throw new Error('SQLite gateway not started');
+  const target = BACKENDS.find(([name]) => name === backend)?.[1];
+  if (target === undefined) throw new Error(`no ${backend} backend`);
+  const serving = await startServingGateway(cleanup as TestContext, target, fake);
+  if (serving === undefined) return undefined;
   fake.script(
     ...Array.from({ length: submissions }, () => ({ kind: 'succeed' as const, images: 4 })),
   );
