@@ -1,5 +1,5 @@
 import { type AttemptCall, type AttemptResult, failure } from './attempt-result.js';
-import type { HttpFailure } from './upstream-http.js';
+import type { HttpFailure } from './upstream-exchange.js';
 
 /**
  * What a failed exchange means for routing. Before the request was handed to the connection,

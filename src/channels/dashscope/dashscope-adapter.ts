@@ -9,7 +9,8 @@ import {
 import { asAbortSignal } from '../../support/cancellation.js';
 import { excerpt, parseJson } from '../json-fields.js';
 import { transportFailure } from '../transport-failure.js';
-import { type HttpOutcome, retryAfterMs, type UpstreamHttp } from '../upstream-http.js';
+import type { HttpOutcome } from '../upstream-exchange.js';
+import { retryAfterMs, type UpstreamHttp } from '../upstream-http.js';
 import {
   ASYNC_PATH,
   cancelPath,
