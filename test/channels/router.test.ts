@@ -5,11 +5,19 @@ import Fastify from 'fastify';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { ChannelFailure } from '../../src/channels/channel-failure.js';
 import type { ChannelConfig } from '../../src/config/channel-config.js';
-import type { Engine, EngineJob, EngineOutput, PngImage } from '../../src/engine/engine.js';
+import type {
+  Engine,
+  EngineJob,
+  EngineOutput,
+  PngImage,
+  ProducedReport,
+} from '../../src/engine/engine.js';
+import { CallerGone } from '../../src/errors/caller-gone.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { registerImageRoutes } from '../../src/http/routes/image-routes.js';
 import { type FakeDashScope, startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fixtures/fake-openai.js';
+import { eventually } from '../faults/fault-rig.js';
 import {
   channels,
   jobFor,
@@ -322,6 +330,27 @@ describe('the channel router', () => {
       /caller disconnected/,
     );
     assert.equal(primary.cancels().length, cancelsBefore + 1);
+    assert.equal(submissions(backup), 0, 'nothing is sent elsewhere for a caller who left');
+  });
+
+  it('reads a sync answer to its end when the caller leaves, reports what the upstream produced, and fails with CallerGone', async () => {
+    const engine = router(
+      channels([ds(primary, 'ds-primary'), ds(backup, 'ds-backup', { priority: 1 })]),
+    );
+    primary.script({ kind: 'succeed', images: 2, imageCount: 2, delayMs: 300 });
+    const caller = new AbortController();
+    const job = jobFor(requestBody(MODEL_A, { n: 2 }), { signal: caller.signal });
+    const reports: ProducedReport[] = [];
+    job.reportProduced = (report) => reports.push(report);
+    const submitted = submissions(primary);
+    const generating = engine.generate(job);
+    await eventually(() => submissions(primary) > submitted, 5000, 'the upstream is working');
+    caller.abort(new CallerGone());
+    await assert.rejects(generating, CallerGone);
+    assert.deepEqual(
+      reports.map((report) => [report.channel, report.imagesReported, report.imagesReceived]),
+      [['ds-primary', 2, 2]],
+    );
     assert.equal(submissions(backup), 0, 'nothing is sent elsewhere for a caller who left');
   });
 

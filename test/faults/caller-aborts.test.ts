@@ -108,17 +108,64 @@ for (const [backend, target] of BACKENDS) {
           requestId: 'hung-up-early',
           status: 499,
           errorCode: 'CallerGone',
-          // Recorded as the caller leaves, before the channel's attempt has ended.
-          channel: undefined,
+          // Recorded once the upstream's answer, read to its end, said what it produced.
+          channel: 'fake-dashscope',
           imagesRequested: IMAGES,
-          imagesReported: undefined,
-          imagesReceived: 0,
+          imagesReported: IMAGES,
+          imagesReceived: IMAGES,
           imagesDelivered: 0,
           imagesBilled: 0,
           costMicros: 0,
         },
       ]);
       await servesNext(serving, fake, token);
+    });
+
+    it('three callers who hang up while the upstream works: its answers are read to the end and the rows record what it reported, nothing billed', async (t) => {
+      const fake = await startFakeDashScope();
+      t.after(() => fake.close());
+      const serving = await startServingGateway(t, target, fake);
+      if (serving === undefined) return;
+      const token = await serving.books.token({ imageQuota: 10 });
+      const callers = ['gone-1', 'gone-2', 'gone-3'];
+      fake.script(
+        ...callers.map(() => ({
+          kind: 'succeed' as const,
+          images: IMAGES,
+          imageCount: IMAGES,
+          delayMs: UPSTREAM_DELAY_MS,
+        })),
+      );
+      const calls = callers.map((id) => hangUpAble(serving.url, token.authorization, id));
+      await eventually(
+        () => fake.submissions().length === callers.length,
+        5000,
+        'the upstream is working on every request',
+      );
+      for (const call of calls) call.hangUp();
+      for (const call of calls) assert.equal(await call.answered, 'hung up');
+      await eventually(
+        async () => (await serving.books.rows(token.id)).length === callers.length,
+        10_000,
+        'a row for each request',
+      );
+      const rows = await serving.books.rows(token.id);
+      const books = {
+        upstreamAnswersReadWhole: fake.completed().length,
+        imagesTheUpstreamReported: fake.completed().reduce((sum, count) => sum + count, 0),
+        imagesReportedInRows: rows.reduce((sum, row) => sum + (row.imagesReported ?? 0), 0),
+        imagesBilled: rows.reduce((sum, row) => sum + row.imagesBilled, 0),
+        endings: rows.map((row) => `${row.status} ${row.errorCode}`),
+      };
+      t.diagnostic(JSON.stringify(books));
+      assert.deepEqual(books, {
+        upstreamAnswersReadWhole: callers.length,
+        imagesTheUpstreamReported: callers.length * IMAGES,
+        imagesReportedInRows: callers.length * IMAGES,
+        imagesBilled: 0,
+        endings: callers.map(() => '499 CallerGone'),
+      });
+      assert.deepEqual(await serving.books.standing(token.id), { used: 0, reserved: 0 });
     });
 
     it('while the generated images are being fetched from the upstream: nothing is billed, and the row records the images the upstream reported and sent', async (t) => {
