@@ -158,6 +158,7 @@ export async function createGateway(
     close: async () => {
       // In-flight requests and running tasks finish (and record their usage) before the ledger's
       // last flush; tasks get the shutdown budget, then end FAILED with nothing billed.
+      channels.drain();
       await Promise.all([server.close(), tasks.runner.stop(config.shutdownTimeoutMs)]);
       await channels.close();
       await admission.close();

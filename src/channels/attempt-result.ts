@@ -73,6 +73,13 @@ export interface AttemptCall {
   upstreamModel: string;
   /** Aborted when the caller goes away or the attempt's time runs out. */
   signal: Cancellation;
+  /**
+   * Aborted when the attempt's time runs out or the job is stopped (a task's runner stopping),
+   * not when the caller goes away: for an exchange the upstream works on, and charges for,
+   * whether anyone listens or not. Its answer is read to the end, so that what the upstream
+   * reports it produced is recorded.
+   */
+  upstreamSignal: Cancellation;
   /** Whether the caller has gone (as opposed to the attempt's time running out). */
   callerGone(): boolean;
   /**

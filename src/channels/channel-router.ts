@@ -22,8 +22,8 @@ import {
   noChannelConfigured,
 } from './routing-outcome.js';
 import type { UpstreamHttp } from './upstream-http.js';
+import { AttemptClock } from './attempt-clock.js';
 import { weightedOrder } from './weighted-order.js';
-import { type Cancellation, CancellationSource } from '../support/cancellation.js';
 import type { Log } from '../support/log.js';
 
 export interface RouterDependencies {
@@ -103,6 +103,8 @@ export class ChannelRouter implements Engine {
           imagesReported: result.output.imagesReported,
           imagesReceived: result.output.images.length,
         });
+        // The caller left while the upstream worked: its report is recorded, nothing delivered.
+        job.signal.throwIfAborted();
         const images = keepsUpstreamUrls(channel, job)
           ? result.output.images
           : await this.rehost(channel, result.output.images, job);
@@ -281,6 +283,7 @@ export class ChannelRouter implements Engine {
       this.dependencies.now,
       this.monotonicNow,
       job.signal,
+      () => this.dependencies.http.draining,
     );
     channel.health.started();
     try {
@@ -288,6 +291,7 @@ export class ChannelRouter implements Engine {
         job,
         upstreamModel: channel.config.models[job.request.model] as string,
         signal: clock.signal,
+        upstreamSignal: clock.stopped,
         callerGone: () => job.signal.aborted,
         waitOffTheClock: (wait) => clock.stoppedDuring(wait),
       });
@@ -309,77 +313,6 @@ export class ChannelRouter implements Engine {
 function keepsUpstreamUrls(channel: Channel, job: EngineJob): boolean {
   const config = channel.config;
   return config.type === 'local' || (config.passThroughUrls && job.storeImages !== true);
-}
-
-/**
- * An attempt's time: the channel's `timeout_ms`, cut short by the routing deadline. It runs from
- * the attempt's start, except while the attempt waits in the gateway's own queue: then only the
- * routing deadline applies, and the time-out counts afresh from the end of the wait.
- */
-class AttemptClock {
-  private readonly expiry = new CancellationSource();
-  private timer: NodeJS.Timeout | undefined;
-  /** The time-out as last started. */
-  limitMs = 0;
-  private readonly callerAborted = () => this.expiry.abort(this.caller.reason);
-
-  constructor(
-    private readonly timeoutMs: number,
-    private readonly deadlineAt: number,
-    private readonly now: () => number,
-    private readonly monotonicNow: () => number,
-    /** The caller's signal, followed by the attempt's (AbortSignal.any costs far more per call). */
-    private readonly caller: Cancellation,
-  ) {
-    if (caller.aborted) this.expiry.abort(caller.reason);
-    // Without `once` (an AbortSignal caller would pay more for it): end() removes it anyway.
-    else caller.addEventListener('abort', this.callerAborted);
-    this.start();
-  }
-
-  /** Aborted when the caller's signal is, or when the attempt's time runs out. */
-  get signal(): Cancellation {
-    return this.expiry;
-  }
-
-  /** Time spent waiting in the gateway's own queue, off the clock. */
-  queuedMs = 0;
-
-  async stoppedDuring<T>(wait: () => Promise<T>): Promise<T> {
-    this.stop();
-    const waitStarted = this.monotonicNow();
-    const untilDeadline = this.deadlineAt - this.now();
-    this.timer = setTimeout(
-      () => this.expiry.abort(new Error('routing deadline reached while waiting for a turn')),
-      untilDeadline,
-    );
-    try {
-      return await wait();
-    } finally {
-      this.queuedMs += this.monotonicNow() - waitStarted;
-      this.start();
-    }
-  }
-
-  stop(): void {
-    clearTimeout(this.timer);
-  }
-
-  /** The attempt is over: nothing of it is left listening. */
-  end(): void {
-    this.stop();
-    this.caller.removeEventListener('abort', this.callerAborted);
-  }
-
-  private start(): void {
-    this.stop();
-    const limitMs = Math.min(this.timeoutMs, this.deadlineAt - this.now());
-    this.limitMs = limitMs;
-    this.timer = setTimeout(
-      () => this.expiry.abort(new Error(`attempt timed out after ${limitMs} ms`)),
-      limitMs,
-    );
-  }
 }
 
 /**

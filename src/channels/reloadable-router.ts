@@ -67,6 +67,11 @@ export class ReloadableRouter implements Engine {
     return summary;
   }
 
+  /** The gateway drains: upstream calls stop when their callers leave, as the gateway's own work does. */
+  drain(): void {
+    this.dependencies.http.drain();
+  }
+
   /** Closes upstream connections and local render threads once the requests using them are done. */
   async close(): Promise<void> {
     await Promise.all([this.dependencies.http.close(), this.dependencies.closeLocalEngine?.()]);

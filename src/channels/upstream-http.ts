@@ -45,6 +45,17 @@ export class UpstreamHttp {
     });
   }
 
+  private drainStarted = false;
+
+  /** True once the gateway drains: from then on a caller who leaves stops its upstream call. */
+  get draining(): boolean {
+    return this.drainStarted;
+  }
+
+  drain(): void {
+    this.drainStarted = true;
+  }
+
   close(): Promise<void> {
     return this.agent.close();
   }

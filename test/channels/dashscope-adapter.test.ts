@@ -10,6 +10,7 @@ import {
   type FakeDashScope,
   startFakeDashScope,
 } from '../fixtures/fake-dashscope.js';
+import { eventually } from '../faults/fault-rig.js';
 import { channels, jobFor, MODEL_A, MODEL_B, requestBody } from './channel-fixtures.js';
 
 describe('the DashScope adapter against a protocol-faithful fake', () => {
@@ -46,14 +47,15 @@ describe('the DashScope adapter against a protocol-faithful fake', () => {
     options: { timeoutMs?: number; caller?: AbortController } = {},
   ): Promise<AttemptResult> => {
     const caller = options.caller ?? new AbortController();
-    const signals = [
-      caller.signal,
-      ...(options.timeoutMs === undefined ? [] : [AbortSignal.timeout(options.timeoutMs)]),
-    ];
+    const timeUp =
+      options.timeoutMs === undefined
+        ? new AbortController().signal
+        : AbortSignal.timeout(options.timeoutMs);
     return target.attempt({
       job,
       upstreamModel: job.request.model === MODEL_A ? 'wan2.7-image-pro' : 'qwen-image-2.0-pro',
-      signal: AbortSignal.any(signals),
+      signal: AbortSignal.any([caller.signal, timeUp]),
+      upstreamSignal: timeUp,
       callerGone: () => caller.signal.aborted,
       waitOffTheClock: (wait) => wait(),
     });
@@ -234,6 +236,35 @@ describe('the DashScope adapter against a protocol-faithful fake', () => {
     const failure = failed(await run(adapter({ mode: 'async' }), undefined, { caller }));
     assert.deepEqual([failure.kind, failure.mayHaveBeenAccepted], ['caller-gone', true]);
     assert.equal(fake.cancels().length, 1);
+  });
+
+  it('reads a sync answer to its end when the caller leaves meanwhile: what the upstream produced is reported', async () => {
+    fake.script({ kind: 'succeed', images: 2, imageCount: 2, delayMs: 300 });
+    const caller = new AbortController();
+    const submitted = fake.submissions().length;
+    const result = run(adapter(), jobFor(requestBody(MODEL_A, { n: 2 })), {
+      caller,
+      timeoutMs: 20_000,
+    });
+    await eventually(() => fake.submissions().length > submitted, 5000, 'the upstream is working');
+    caller.abort(new Error('caller disconnected'));
+    const answered = await result;
+    assert.ok(answered.ok, 'the answer was read');
+    assert.deepEqual([answered.output.images.length, answered.output.imagesReported], [2, 2]);
+  });
+
+  it('follows a task that runs on when the caller leaves, its cancel refused, to its end', async () => {
+    const cancelsBefore = fake.cancels().length;
+    fake.script({ kind: 'task', progression: ['RUNNING', 'RUNNING', 'SUCCEEDED'], images: 2 });
+    const caller = new AbortController();
+    void fake.nextPoll().then(() => caller.abort(new Error('caller disconnected')));
+    const result = await run(adapter({ mode: 'async' }), jobFor(requestBody(MODEL_A, { n: 2 })), {
+      caller,
+      timeoutMs: 20_000,
+    });
+    assert.equal(fake.cancels().length, cancelsBefore + 1, 'a cancel was tried');
+    assert.ok(result.ok, 'the task was followed to its end');
+    assert.deepEqual([result.output.images.length, result.output.imagesReported], [2, 2]);
   });
 
   it('cancels the task and reports a time-out when the channel deadline passes while polling', async () => {

@@ -39,10 +39,12 @@ describe('the OpenAI adapter against a protocol-faithful fake', () => {
       },
     ]);
     const job = jobFor(requestBody(MODEL_B, { n: 2 }));
+    const timeUp = AbortSignal.timeout(2_000);
     return new OpenAiAdapter(config as OpenAiChannelConfig, http).attempt({
       job,
       upstreamModel: 'gpt-image-1',
-      signal: AbortSignal.timeout(2_000),
+      signal: timeUp,
+      upstreamSignal: timeUp,
       callerGone: () => false,
       waitOffTheClock: (wait) => wait(),
     });

@@ -6,7 +6,7 @@ import {
   type ChannelAdapter,
   failure,
 } from '../attempt-result.js';
-import { asAbortSignal } from '../../support/cancellation.js';
+import { asAbortSignal, type Cancellation } from '../../support/cancellation.js';
 import { excerpt, parseJson } from '../json-fields.js';
 import { transportFailure } from '../transport-failure.js';
 import type { HttpOutcome } from '../upstream-exchange.js';
@@ -64,17 +64,26 @@ export class DashScopeAdapter implements ChannelAdapter {
       return failure('malformed', 'HTTP 200 but the answer names no task', {
         mayHaveBeenAccepted: true,
       });
-    const result = await this.awaitTask(taskId, call);
-    if (!result.ok && (result.failure.kind === 'caller-gone' || result.failure.kind === 'timeout'))
-      await this.cancel(taskId);
-    return result;
+    const result = await this.awaitTask(taskId, call, call.signal);
+    if (result.ok || (result.failure.kind !== 'caller-gone' && result.failure.kind !== 'timeout'))
+      return result;
+    const canceled = await this.cancel(taskId);
+    if (canceled || result.failure.kind === 'timeout' || call.upstreamSignal.aborted) return result;
+    // The caller left and the task runs on: it will be charged for, so it is followed to its end
+    // (within the attempt's time) for what it reports it produced.
+    return this.awaitTask(taskId, call, call.upstreamSignal);
   }
 
-  private async awaitTask(taskId: string, call: AttemptCall): Promise<AttemptResult> {
+  /** Polls the task until it ends, or until `until` is aborted. */
+  private async awaitTask(
+    taskId: string,
+    call: AttemptCall,
+    until: Cancellation,
+  ): Promise<AttemptResult> {
     let wait = this.config.poll.initialMs;
     let failedPolls = 0;
     // The timer between polls wants a real AbortSignal: one for the whole wait, not one per poll.
-    const signal = asAbortSignal(call.signal);
+    const signal = asAbortSignal(until);
     for (;;) {
       try {
         await delay(wait, undefined, { signal });
@@ -86,7 +95,7 @@ export class DashScopeAdapter implements ChannelAdapter {
         method: 'GET',
         url: `${this.config.baseUrl}${taskPath(taskId)}`,
         headers: this.headers({}),
-        signal: call.signal,
+        signal: until,
         maxResponseBytes: MAX_ANSWER_BYTES,
       });
       if (answer.kind === 'failed' && answer.aborted) return aborted(call, taskId);
@@ -135,15 +144,19 @@ export class DashScopeAdapter implements ChannelAdapter {
     }
   }
 
-  /** Best effort: DashScope cancels tasks that are still PENDING; a running one finishes anyway. */
-  private async cancel(taskId: string): Promise<void> {
-    await this.http.send({
+  /**
+   * Best effort: DashScope cancels tasks that are still PENDING; a running one finishes anyway.
+   * True when the upstream said the task was cancelled.
+   */
+  private async cancel(taskId: string): Promise<boolean> {
+    const answer = await this.http.send({
       method: 'POST',
       url: `${this.config.baseUrl}${cancelPath(taskId)}`,
       headers: this.headers({}),
       signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
       maxResponseBytes: MAX_ANSWER_BYTES,
     });
+    return answer.kind === 'response' && answer.status === 200;
   }
 
   private post(
@@ -156,7 +169,9 @@ export class DashScopeAdapter implements ChannelAdapter {
       url: `${this.config.baseUrl}${path}`,
       headers: this.headers({ 'content-type': 'application/json', ...extraHeaders }),
       body: dashScopeBodyBytes(call.job, call.upstreamModel),
-      signal: call.signal,
+      // Once sent, the upstream works and charges whether the caller stays or not: its answer
+      // is read, for what it produced, or for the task to cancel.
+      signal: call.upstreamSignal,
       maxResponseBytes: MAX_ANSWER_BYTES,
     });
   }

@@ -47,7 +47,8 @@ export class OpenAiAdapter implements ChannelAdapter {
       body: edit
         ? encodeMultipart(editsParts(call.job, options), boundary)
         : Buffer.from(JSON.stringify(generationsBody(call.job, options))),
-      signal: call.signal,
+      // Read to its end even when the caller has left: what the upstream produced is recorded.
+      signal: call.upstreamSignal,
       maxResponseBytes: MAX_ANSWER_BYTES,
     });
     if (answer.kind === 'failed') return transportFailure(answer, call);
