@@ -60,6 +60,13 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await eventually(() => fake.submissions().length === 1, 10_000, 'the task reaches upstream');
       const pending = String((await sdk.asyncCall(MODEL_B, messages('waits'))).output?.task_id);
       assert.equal((await rig.tasks.find(pending))?.state, 'PENDING');
+      // The answer is out before the hand-over that lets a node claim the task is recorded; a kill
+      // in between would cancel the task, which is not what this test is about.
+      await eventually(
+        async () => (await rig.tasks.find(pending))?.leaseUntil === undefined,
+        10_000,
+        'the pending task handed over',
+      );
       first.child.kill('SIGKILL');
       await first.exited;
 
