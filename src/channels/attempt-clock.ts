@@ -52,7 +52,7 @@ export class AttemptClock {
   }
 
   /** Time spent waiting in the gateway's own queue, off the clock. */
-  queuedMs = 0;
+  queueMs = 0;
 
   async stoppedDuring<T>(wait: () => Promise<T>): Promise<T> {
     this.stop();
@@ -65,7 +65,7 @@ export class AttemptClock {
     try {
       return await wait();
     } finally {
-      this.queuedMs += this.monotonicNow() - waitStarted;
+      this.queueMs += this.monotonicNow() - waitStarted;
       this.start();
     }
   }

@@ -10,7 +10,8 @@ import type {
   ProducedImage,
 } from '../engine/engine.js';
 import type { ResultStore } from '../storage/result-store.js';
-import type { AttemptResult } from './attempt-result.js';
+import type { AttemptFailure, AttemptResult } from './attempt-result.js';
+import { type FailurePolicy, policyFor } from './failure-policy.js';
 import { missingFeatures, requiredFeatures } from './capabilities.js';
 import type { Channel } from './channel.js';
 import { type ChannelStatus, channelStatus } from './channel-status.js';
@@ -70,7 +71,7 @@ export class ChannelRouter implements Engine {
     const notes: AttemptNote[] = [];
     let lastTried: string | undefined;
     let upstreamMs = 0;
-    let queuedMs = 0;
+    let queueMs = 0;
     let overloaded = false;
     const triedLast = (error: GatewayError) =>
       lastTried === undefined ? error : new ChannelFailure(error, lastTried, upstreamMs);
@@ -87,19 +88,19 @@ export class ChannelRouter implements Engine {
       const {
         result,
         limitMs,
-        queuedMs: attemptQueuedMs,
+        queueMs: attemptQueueMs,
       } = await this.attempt(channel, job, deadlineAt);
-      queuedMs += attemptQueuedMs;
+      queueMs += attemptQueueMs;
       // Time waiting for a turn in the gateway is the gateway's, not the upstream's.
-      const latencyMs = this.monotonicNow() - started - attemptQueuedMs;
+      const attemptUpstreamMs = this.monotonicNow() - started - attemptQueueMs;
       lastTried = name;
-      upstreamMs += latencyMs;
+      upstreamMs += attemptUpstreamMs;
       if (result.ok) {
         channel.health.breaker.succeeded();
-        channel.health.succeeded(latencyMs);
+        channel.health.succeeded(attemptUpstreamMs);
         job.reportProduced?.({
           channel: name,
-          upstreamMs: latencyMs,
+          upstreamMs: attemptUpstreamMs,
           imagesReported: result.output.imagesReported,
           imagesReceived: result.output.images.length,
         });
@@ -113,8 +114,8 @@ export class ChannelRouter implements Engine {
           width: result.output.width,
           height: result.output.height,
           channel: name,
-          upstreamLatencyMs: latencyMs,
-          queuedMs,
+          upstreamMs: attemptUpstreamMs,
+          queueMs,
         };
         if (result.output.tokens !== undefined) output.tokens = result.output.tokens;
         if (result.output.imagesReported !== undefined)
@@ -123,48 +124,24 @@ export class ChannelRouter implements Engine {
       }
 
       const { failure } = result;
+      const policy = policyFor(failure, job.signal.aborted);
       const detail =
         failure.kind === 'timeout' ? `${failure.detail} (limit ${limitMs} ms)` : failure.detail;
-      const logFields = { channel: name, request_id: job.requestId, kind: failure.kind, detail };
-      if (failure.kind === 'caller-gone') {
-        channel.health.breaker.released();
-        job.signal.throwIfAborted();
-      }
-      if (failure.kind === 'rejected' && failure.callerError !== undefined) {
-        // The upstream works; it refused this request, which no other channel would take either.
-        channel.health.breaker.succeeded();
+      channel.health.breaker[policy.breaker]();
+      if (policy.health === 'failed') channel.health.failed(detail);
+      else if (policy.health === 'taken-out') channel.health.takeOut(detail);
+      if (policy.log !== undefined)
+        this.dependencies.log[policy.log.level](
+          { channel: name, request_id: job.requestId, kind: failure.kind, detail },
+          policy.log.message,
+        );
+      if (policy.then === 'stop') job.signal.throwIfAborted();
+      if (policy.then === 'answer-refusal' && failure.callerError !== undefined)
         throw triedLast(failure.callerError);
-      }
-      if (failure.kind === 'overloaded') {
-        // Our own queue turned the request away: the channel itself was not asked.
-        channel.health.breaker.released();
-        this.dependencies.log.info(logFields, 'channel busy: request not queued');
-        overloaded = true;
-        notes.push({
-          channel: name,
-          category: failure.category,
-          detail,
-          ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
-        });
-        continue;
-      }
-      if (failure.kind === 'key-rejected') {
-        channel.health.breaker.released();
-        channel.health.takeOut(detail);
-        this.dependencies.log.error(logFields, 'channel taken out: upstream rejected its key');
-        notes.push({ channel: name, category: 'unavailable', detail });
-        continue;
-      }
-      channel.health.breaker.failed();
-      channel.health.failed(detail);
-      this.dependencies.log.warn(logFields, 'channel attempt failed');
-      notes.push({
-        channel: name,
-        category: failure.category,
-        detail,
-        ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
-      });
-      if (failure.mayHaveBeenAccepted) throw triedLast(channelsExhausted(model, notes, name));
+      if (policy.gatewayOverloaded === true) overloaded = true;
+      notes.push(noteOf(name, failure, policy, detail));
+      if (policy.then === 'next-unless-accepted' && failure.mayHaveBeenAccepted)
+        throw triedLast(channelsExhausted(model, notes, name));
     }
     const exhausted = channelsExhausted(model, notes, undefined);
     throw triedLast(overloaded ? asOverloaded(exhausted) : exhausted);
@@ -276,7 +253,7 @@ export class ChannelRouter implements Engine {
     channel: Channel,
     job: EngineJob,
     deadlineAt: number,
-  ): Promise<{ result: AttemptResult; limitMs: number; queuedMs: number }> {
+  ): Promise<{ result: AttemptResult; limitMs: number; queueMs: number }> {
     const clock = new AttemptClock(
       channel.config.timeoutMs,
       deadlineAt,
@@ -295,7 +272,7 @@ export class ChannelRouter implements Engine {
         callerGone: () => job.signal.aborted,
         waitOffTheClock: (wait) => clock.stoppedDuring(wait),
       });
-      return { result, limitMs: clock.limitMs, queuedMs: clock.queuedMs };
+      return { result, limitMs: clock.limitMs, queueMs: clock.queueMs };
     } catch (error) {
       channel.health.breaker.released();
       throw error;
@@ -323,4 +300,17 @@ function keepsUpstreamUrls(channel: Channel, job: EngineJob): boolean {
 function asOverloaded(exhausted: GatewayError): GatewayError {
   if (exhausted.code !== 'ModelUnavailable') return exhausted;
   return new GatewayError('Overloaded', exhausted.message, { ...exhausted.headers });
+}
+
+/** What the final answer says of one failed attempt. */
+function noteOf(
+  channel: string,
+  failure: AttemptFailure,
+  policy: FailurePolicy,
+  detail: string,
+): AttemptNote {
+  if (policy.noteCategory !== undefined) return { channel, category: policy.noteCategory, detail };
+  const note: AttemptNote = { channel, category: failure.category, detail };
+  if (failure.retryAfterMs !== undefined) note.retryAfterMs = failure.retryAfterMs;
+  return note;
 }

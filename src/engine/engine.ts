@@ -77,11 +77,11 @@ export interface EngineOutput<Image extends EngineImage = EngineImage> {
   /** Name of the channel that served the job (set by the channel router), for the ledger. */
   channel?: string;
   /** Time the serving channel's upstream took, re-hosting excluded (set by the channel router). */
-  upstreamLatencyMs?: number;
+  upstreamMs?: number;
   /** Images the upstream reports it produced and charges for (its `usage.image_count`). */
   imagesReported?: number;
   /** Time the job waited for a turn in the gateway's own queues (set by the channel router). */
-  queuedMs?: number;
+  queueMs?: number;
 }
 
 /** A way of turning a job into images: the local renderer, or the channel router over adapters. */

@@ -140,10 +140,10 @@ export class GenerationPipeline implements GenerationService {
         // The engine stopped because a delivery failed: that failure is the request's.
         throw (await incremental?.settled()) ?? error;
       });
-      context.account.queueMs = produced.queuedMs;
+      context.account.queueMs = produced.queueMs;
       const engineReport = {
         channel: produced.channel,
-        upstreamMs: produced.upstreamLatencyMs,
+        upstreamMs: produced.upstreamMs,
         imagesReported: produced.imagesReported,
         imagesReceived: produced.images.length,
       };

@@ -91,7 +91,7 @@ describe('the channel router', () => {
     );
     const output = await engine.generate(jobFor(requestBody(MODEL_A)));
     assert.equal(output.channel, 'ds-primary');
-    assert.equal(typeof output.upstreamLatencyMs, 'number');
+    assert.equal(typeof output.upstreamMs, 'number');
     assert.equal(output.imagesReported, 1);
     assert.deepEqual([submissions(primary), submissions(backup)], [1, 0]);
   });
@@ -104,7 +104,7 @@ describe('the channel router', () => {
       monotonicNow: () => monotonic.shift() ?? Number.NaN,
     });
     const output = await engine.generate(jobFor(requestBody(MODEL_A)));
-    assert.equal(output.upstreamLatencyMs, 0.375);
+    assert.equal(output.upstreamMs, 0.375);
     assert.deepEqual(monotonic, [], 'read once as the attempt starts and once as it ends');
     assert.equal(engine.status()[0]?.stats.lastLatencyMs, 0.4, 'shown to a tenth of a millisecond');
   });

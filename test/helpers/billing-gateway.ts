@@ -53,7 +53,7 @@ export class FakeEngine implements Engine {
       width: job.output.width,
       height: job.output.height,
       channel: 'fake-channel',
-      upstreamLatencyMs: 7,
+      upstreamMs: 7,
     };
   }
 }
