@@ -28,7 +28,18 @@ if (files.length === 0) {
 }
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    // Repeated after the TAP stream ends, so that the tail of a long log still names each failure.
+    '--test-reporter=./scripts/failure-summary-reporter.mjs',
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
   {
     stdio: 'inherit',
   },
