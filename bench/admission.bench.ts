@@ -116,7 +116,7 @@ async function tokenWithLimits(admission: AdmissionServices, database: Database,
  */
 async function admitAndSettle(admission: AdmissionServices, principal: Principal) {
   const account = new RequestAccount(randomUUID(), Date.now());
-  const pass = await admission.admission.pass(principal, account);
+  const pass = await admission.admission.pass(principal);
   const ticket = await admission.admission.admit({
     principal,
     request: REQUEST,

@@ -68,12 +68,14 @@ export interface Admission {
 
 /** A concurrency slot (if the token has a limit) held until the request's connection ends. */
 export interface GatePass {
+  /** The rate limit's state, which every answer to the request carries. */
+  headers: Readonly<Record<string, string>>;
   /** Frees the slot. Never throws; calling it again does nothing. */
   release(): Promise<void>;
 }
 
-/** The pass of a request that holds no slot: there is nothing to free. */
-export const NO_SLOT: GatePass = { release: async () => undefined };
+/** The pass of a request that holds no slot and counts against no rate: nothing to free or say. */
+export const NO_SLOT: GatePass = { headers: {}, release: async () => undefined };
 
 /**
  * Rate and concurrency limits, decided from the token alone, before the request's body is read:
@@ -84,7 +86,7 @@ export interface RequestGate {
    * Rejects with 429 Throttling.RateQuota when the token is over a limit. A token known to have
    * neither a rate nor a concurrency limit passes at once, without a promise.
    */
-  pass(principal: Principal, account: RequestAccount): GatePass | Promise<GatePass>;
+  pass(principal: Principal): GatePass | Promise<GatePass>;
 }
 
 /** Which models a caller may use, for listing them (GET /v1/models). */

@@ -103,28 +103,26 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     );
   }
 
-  pass(principal: Principal, account: RequestAccount): GatePass | Promise<GatePass> {
+  pass(principal: Principal): GatePass | Promise<GatePass> {
     const tokenId = principal.tokenId;
     if (tokenId === undefined) return NO_SLOT;
     const remembered = this.options.limits.peek?.(tokenId);
-    if (remembered === undefined) return this.passUnder(tokenId, undefined, account);
+    if (remembered === undefined) return this.passUnder(tokenId, undefined);
     const limits = remembered.value ?? NO_LIMITS;
     if (limits.maxConcurrent === undefined && limits.requestsPerMinute === undefined)
       return NO_SLOT;
-    return this.passUnder(tokenId, limits, account);
+    return this.passUnder(tokenId, limits);
   }
 
   /** `limits`: as just looked up; undefined: not at hand yet. */
-  private async passUnder(
-    tokenId: string,
-    known: TokenLimits | undefined,
-    account: RequestAccount,
-  ): Promise<GatePass> {
+  private async passUnder(tokenId: string, known: TokenLimits | undefined): Promise<GatePass> {
     const limits = known ?? (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
-    const slot = await this.gate(tokenId, limits, account);
-    if (slot === undefined) return NO_SLOT;
+    const { slot, headers } = await this.gate(tokenId, limits);
+    if (slot === undefined)
+      return headers === undefined ? NO_SLOT : { headers, release: NO_SLOT.release };
     let released = false;
     return {
+      headers: headers ?? {},
       release: async () => {
         if (released) return;
         released = true;
@@ -251,14 +249,13 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
 
   /**
    * Takes the request's concurrency slot and counts it against the token's rate, in one call to
-   * the limiter; the slot held, if the token has a concurrency limit. A limiter that fails lets
-   * the request through (and is reported).
+   * the limiter; the slot held, if the token has a concurrency limit, and the rate's headers, if
+   * it has a rate. A limiter that fails lets the request through (and is reported).
    */
   private async gate(
     tokenId: string,
     limits: TokenLimits,
-    account: RequestAccount,
-  ): Promise<SlotHold | undefined> {
+  ): Promise<{ slot?: SlotHold; headers?: Record<string, string> }> {
     const slot =
       limits.maxConcurrent === undefined
         ? undefined
@@ -283,7 +280,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
       // be held by nobody until its lease ran out. Freeing it, by its holder, undoes that; sent
       // after the call on the same connection, it runs after it.
       if (slot !== undefined) void this.releaseSlot(slot.hold);
-      return undefined;
+      return {};
     }
     if (decision.slot?.acquired === false) {
       throw new GatewayError(
@@ -292,11 +289,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
         slotHeaders(decision.slot),
       );
     }
-    if (decision.rate !== undefined)
-      Object.assign(account.responseHeaders, rateAnswer(decision.rate));
-    if (slot === undefined) return undefined;
+    const headers = decision.rate === undefined ? undefined : rateAnswer(decision.rate);
+    if (slot === undefined) return { headers };
     this.slots.hold(slot.hold.holder, slot.hold);
-    return slot.hold;
+    return { slot: slot.hold, headers };
   }
 
   private async reserve(

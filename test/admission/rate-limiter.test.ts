@@ -284,7 +284,7 @@ describe('an unreachable rate limiter', () => {
     const request = validateRequest(modelABody());
     for (let i = 0; i < 3; i++) {
       const account = new RequestAccount(`r${i}`, Date.now());
-      const pass = await admission.pass(principal, account);
+      const pass = await admission.pass(principal);
       const ticket = await admission.admit({ principal, request, maxImages: 1, account });
       await ticket.release(new Error('done'));
       await pass.release();

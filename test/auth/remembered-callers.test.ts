@@ -6,7 +6,6 @@ import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
 import { TokenAdmission } from '../../src/admission/token-admission.js';
 import { TokenVerifier } from '../../src/auth/token-verifier.js';
 import { NO_LIMITS, type TokenLimits } from '../../src/domain/token-limits.js';
-import { RequestAccount } from '../../src/ledger/request-account.js';
 import type { TokenRecord } from '../../src/store/token-store.js';
 import { silentLog } from '../../src/support/log.js';
 import { TtlCache } from '../../src/support/ttl-cache.js';
@@ -125,17 +124,17 @@ describe('the rate gate lets a token without limits through at once', () => {
   it('waits for the limits the first time, then passes without a promise', async (t) => {
     const admission = admissionOver(new Map([['free', unlimited]]));
     t.after(() => admission.close());
-    const first = admission.pass(principal('free'), new RequestAccount('r1', 0));
+    const first = admission.pass(principal('free'));
     assert.ok(first instanceof Promise);
     assert.equal(await first, NO_SLOT);
-    assert.equal(admission.pass(principal('free'), new RequestAccount('r2', 0)), NO_SLOT);
+    assert.equal(admission.pass(principal('free')), NO_SLOT);
   });
 
   it('still counts every request of a token with a rate limit, through the limiter', async (t) => {
     const admission = admissionOver(new Map([['limited', { ...unlimited, requestsPerMinute: 1 }]]));
     t.after(() => admission.close());
-    await admission.pass(principal('limited'), new RequestAccount('r1', 0));
-    const second = admission.pass(principal('limited'), new RequestAccount('r2', 0));
+    await admission.pass(principal('limited'));
+    const second = admission.pass(principal('limited'));
     assert.ok(second instanceof Promise);
     await assert.rejects(second, { code: 'Throttling.RateQuota' });
   });
@@ -143,13 +142,12 @@ describe('the rate gate lets a token without limits through at once', () => {
   it('holds a concurrency slot for a token with a concurrency limit', async (t) => {
     const admission = admissionOver(new Map([['one', { ...unlimited, maxConcurrent: 1 }]]));
     t.after(() => admission.close());
-    const held = await admission.pass(principal('one'), new RequestAccount('r1', 0));
+    const held = await admission.pass(principal('one'));
     assert.notEqual(held, NO_SLOT);
-    await assert.rejects(
-      Promise.resolve(admission.pass(principal('one'), new RequestAccount('r2', 0))),
-      { code: 'Throttling.RateQuota' },
-    );
+    await assert.rejects(Promise.resolve(admission.pass(principal('one'))), {
+      code: 'Throttling.RateQuota',
+    });
     await held.release();
-    assert.notEqual(await admission.pass(principal('one'), new RequestAccount('r3', 0)), NO_SLOT);
+    assert.notEqual(await admission.pass(principal('one')), NO_SLOT);
   });
 });

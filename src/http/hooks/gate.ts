@@ -11,11 +11,15 @@ import { whenClosed } from '../when-closed.js';
  */
 export function addGateHooks(scope: FastifyInstance, gate: RequestGate): void {
   scope.addHook('onRequest', (request, reply, done) => {
-    const { principal, account } = request;
-    if (principal === undefined || account === undefined) return done();
+    const { principal } = request;
+    if (principal === undefined) return done();
     finishHook(
-      () => gate.pass(principal, account),
-      (pass) => holdUntilClosed(reply, pass),
+      () => gate.pass(principal),
+      (pass) => {
+        // Set now, so that every answer carries them, a refusal further on included.
+        if (pass.headers !== NO_SLOT.headers) void reply.headers(pass.headers);
+        holdUntilClosed(reply, pass);
+      },
       done,
     );
   });

@@ -36,14 +36,6 @@ export function addLedgerHooks(scope: FastifyInstance, options: LedgerHooksOptio
     done();
   });
 
-  scope.addHook('onSend', (request, reply, payload, done) => {
-    const headers = request.account?.responseHeaders;
-    if (headers !== undefined)
-      for (const [name, value] of Object.entries(headers))
-        if (!reply.hasHeader(name)) reply.header(name, value);
-    done(null, payload);
-  });
-
   const record = (request: FastifyRequest, status: number) => {
     const { account, principal } = request;
     if (account === undefined || principal === undefined || account.recorded) return;
