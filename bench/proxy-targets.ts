@@ -3,7 +3,7 @@ import { SETUP } from './proxy-setup-names.js';
 import { figure, markdownTable } from './proxy-table.js';
 
 /**
- * Issue #11's targets as this run measured them, each beside the bare Node.js proxy's figure (the
+ * The proxy targets as this run measured them, each beside the bare Node.js proxy's figure (the
  * floor under any Node gateway) where the target has one. A target the gateway misses and the bare
  * proxy misses too says so in its verdict: the line is under what Node.js itself reached in this
  * run. A target whose rows did not run (an `--only` or `--rows` that left them out, nginx or wrk
@@ -19,7 +19,7 @@ export function targetsTable(report: ProxyReport, manyTokens: number): string {
     largestTarget(report),
   ];
   return markdownTable(
-    ['issue #11 target', 'wanted', 'this run', 'bare Node.js proxy', 'met'],
+    ['target', 'wanted', 'this run', 'bare Node.js proxy', 'met'],
     rows.map((row) => [
       row.target,
       row.wanted,
@@ -31,19 +31,19 @@ export function targetsTable(report: ProxyReport, manyTokens: number): string {
 }
 
 /**
- * The machine the issue's absolute targets (µs, ms, req/s) were set on, as its references
+ * The machine the targets were set on, for the absolute ones (µs, ms, req/s), as its references
  * measured there: nginx's CPU and req/s, and the fake upstream's req/s called directly, at 0 ms.
  */
-export const ISSUE_MACHINE = {
+export const REFERENCE_MACHINE = {
   nginxCpuUs: 23,
   nginxRequestsPerSecond: 22_000,
   directRequestsPerSecond: 28_100,
 };
 
 /**
- * This run's machine beside the issue's, by the same references: machines of the same kind have
- * differed up to fivefold, so an absolute target reads against this. Undefined when neither
- * reference ran.
+ * This run's machine beside the machine the targets were set on, by the same references:
+ * machines of the same kind have differed up to fivefold, so an absolute target reads against
+ * this. Undefined when neither reference ran.
  */
 export function machineComparison(loads: readonly LoadRow[]): string | undefined {
   const nginx = loadOf(loads, SETUP.nginx, 0);
@@ -52,26 +52,26 @@ export function machineComparison(loads: readonly LoadRow[]): string | undefined
   const parts: string[] = [];
   if (nginx !== undefined)
     parts.push(
-      `nginx ${figure(nginx.cpuUsPerRequest, 0)} µs per request (the issue's ${ISSUE_MACHINE.nginxCpuUs}) and ` +
-        `${figure(nginx.result.requestsPerSecond, 0)} req/s (${ISSUE_MACHINE.nginxRequestsPerSecond})`,
+      `nginx ${figure(nginx.cpuUsPerRequest, 0)} µs per request (the reference machine's ${REFERENCE_MACHINE.nginxCpuUs}) and ` +
+        `${figure(nginx.result.requestsPerSecond, 0)} req/s (${REFERENCE_MACHINE.nginxRequestsPerSecond})`,
     );
   if (direct !== undefined)
     parts.push(
-      `the fake upstream direct ${figure(direct.result.requestsPerSecond, 0)} req/s (${ISSUE_MACHINE.directRequestsPerSecond})`,
+      `the fake upstream direct ${figure(direct.result.requestsPerSecond, 0)} req/s (${REFERENCE_MACHINE.directRequestsPerSecond})`,
     );
   const speeds = [
-    nginx === undefined ? undefined : ISSUE_MACHINE.nginxCpuUs / nginx.cpuUsPerRequest,
+    nginx === undefined ? undefined : REFERENCE_MACHINE.nginxCpuUs / nginx.cpuUsPerRequest,
     nginx === undefined
       ? undefined
-      : nginx.result.requestsPerSecond / ISSUE_MACHINE.nginxRequestsPerSecond,
+      : nginx.result.requestsPerSecond / REFERENCE_MACHINE.nginxRequestsPerSecond,
     direct === undefined
       ? undefined
-      : direct.result.requestsPerSecond / ISSUE_MACHINE.directRequestsPerSecond,
+      : direct.result.requestsPerSecond / REFERENCE_MACHINE.directRequestsPerSecond,
   ].filter((speed): speed is number => speed !== undefined && Number.isFinite(speed));
   const speed =
     speeds.length === 0 ? undefined : speeds.reduce((sum, value) => sum + value, 0) / speeds.length;
   return (
-    `This machine beside the one the issue's targets were set on, at 0 ms: ${parts.join('; ')}. ` +
+    `This machine beside the machine the targets were set on, at 0 ms: ${parts.join('; ')}. ` +
     `It runs these references at ${figure(speed, 2)} times that machine's speed (` +
     `${speeds.length === 1 ? 'one ratio' : `the mean of ${speeds.length} ratios`}); the targets in ` +
     'µs, ms and req/s were set there.'

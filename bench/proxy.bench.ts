@@ -78,7 +78,7 @@ const LARGE_IMAGE_COUNT = 9;
 const LARGE_IMAGE_BYTES = 20 * 1024 * 1024;
 const LARGE_IMAGE_WIDTH = 2600;
 const LARGE_REPEATS = QUICK ? 1 : 3;
-/** Issue #11's large upstream image: 5 MB, re-hosted. */
+/** Target 2's large upstream image: 5 MB, re-hosted. */
 const LARGE_UPSTREAM_IMAGE_BYTES = 5_000_000;
 const LARGE_IMAGE_REPEATS = QUICK ? 2 : 5;
 
