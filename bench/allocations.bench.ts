@@ -3,7 +3,7 @@
 // process (bench/allocation-probe.mjs) counts them while this bench sends requests. Every promise
 // is a turn of the event loop's queue, and the collector's work follows the garbage; these counts
 // show a change that the timed CPU figures, which move by a fifth between runs, cannot
-// (docs/performance.md, sixteenth round).
+// (docs/performance.md, "Allocations per request").
 //   npm run bench -- allocations
 //   ALLOCATIONS_ONLY=text   only the setups whose names contain it
 import { readFile, mkdtemp, rm } from 'node:fs/promises';

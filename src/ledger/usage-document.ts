@@ -11,7 +11,8 @@ import type { UsageAnswer } from './usage-query.js';
 
 /**
  * Records formatted between two turns of the event loop: a few milliseconds of work. 2,000 a turn
- * doubled the p99 of requests served beside a listing of 100,000 rows (docs/performance.md).
+ * doubled the p99 of requests served beside a listing of 100,000 rows
+ * (docs/decisions/0006-long-reads-off-the-event-loop.md).
  */
 const RECORDS_PER_TURN = 500;
 
