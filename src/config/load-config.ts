@@ -26,12 +26,145 @@ type Environment = Readonly<Record<string, string | undefined>>;
 export function loadConfig(env: Environment = process.env): Config {
   const problems: string[] = [];
   const file = readConfigFile(env.IMAGEGATE_CONFIG, problems);
+  reportUnknownSettings(file, env.IMAGEGATE_CONFIG, problems);
+  const read = settingReader(env, file, problems);
+  // Settings are read in this order, which is the order their problems are listed in.
+  const { host, port, dataDir: givenDataDir, databaseUrl } = readTable(read, LISTENING);
+  const dataDir = path.resolve(givenDataDir);
+  const config: Config = {
+    host,
+    port,
+    dataDir,
+    ...readTable(read, REQUEST_HANDLING),
+    database:
+      databaseUrl === undefined
+        ? { kind: 'sqlite', file: path.join(dataDir, 'imagegate.db') }
+        : { kind: 'postgres', url: databaseUrl },
+    databaseLimits: readTable(read, DATABASE_LIMITS),
+    secret: read(SETTINGS.secret),
+    externalTokens: readTable(read, EXTERNAL_TOKENS),
+    tokenCacheMs: read(SETTINGS.tokenCacheMs),
+    logLevel: read(SETTINGS.logLevel),
+    metrics: read(SETTINGS.metrics),
+    ...readPublicOrigins(read, host, port),
+    storage: readStorage(read, dataDir, problems),
+    sweepIntervalMs: read(SETTINGS.sweepIntervalMs),
+    ...readTable(read, IMAGE_INPUTS),
+    channels: readChannels(
+      file[SETTINGS.channels.file],
+      env,
+      `${env.IMAGEGATE_CONFIG}: channels`,
+      problems,
+    ),
+    routingDeadlineMs: read(SETTINGS.routingDeadlineMs),
+    localEngine: readTable(read, LOCAL_ENGINE),
+    tasks: readTable(read, TASKS),
+    uploads: readTable(read, UPLOADS),
+    admission: readTable(read, ADMISSION),
+  };
+  checkBodyBudget(config, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Settings read as they are, each under the name its section of Config gives it. */
+const LISTENING = {
+  host: SETTINGS.host,
+  port: SETTINGS.port,
+  dataDir: SETTINGS.dataDir,
+  databaseUrl: SETTINGS.databaseUrl,
+};
+
+const REQUEST_HANDLING = {
+  routePrefix: SETTINGS.routePrefix,
+  modelAliases: SETTINGS.modelAliases,
+  corsOrigins: SETTINGS.corsOrigins,
+  maxBodyBytes: SETTINGS.maxBodyBytes,
+  maxInFlightRequests: SETTINGS.maxInFlightRequests,
+  maxInFlightBodyBytes: SETTINGS.maxInFlightBodyBytes,
+  maxConnections: SETTINGS.maxConnections,
+  listenBacklog: SETTINGS.listenBacklog,
+  requestTimeoutMs: SETTINGS.requestTimeoutMs,
+  shutdownTimeoutMs: SETTINGS.shutdownTimeoutMs,
+  lingeringTimeMs: SETTINGS.lingeringTimeMs,
+  lingeringTimeoutMs: SETTINGS.lingeringTimeoutMs,
+  lingeringMaxBytes: SETTINGS.lingeringMaxBytes,
+  maxImageFetches: SETTINGS.maxImageFetches,
+};
+
+const DATABASE_LIMITS = {
+  poolSize: SETTINGS.databasePoolSize,
+  acquireTimeoutMs: SETTINGS.databaseAcquireTimeoutMs,
+  statementTimeoutMs: SETTINGS.databaseStatementTimeoutMs,
+  lockTimeoutMs: SETTINGS.databaseLockTimeoutMs,
+  idleInTransactionTimeoutMs: SETTINGS.databaseIdleInTransactionTimeoutMs,
+};
+
+const EXTERNAL_TOKENS = {
+  publicKeyFiles: SETTINGS.jwtPublicKeys,
+  jwksUrl: SETTINGS.jwksUrl,
+  issuer: SETTINGS.jwtIssuer,
+  audience: SETTINGS.jwtAudience,
+};
+
+const IMAGE_INPUTS = {
+  allowPrivateImageUrls: SETTINGS.allowPrivateImageUrls,
+  imageConnectTimeoutMs: SETTINGS.imageConnectTimeoutMs,
+  imageFetchTimeoutMs: SETTINGS.imageFetchTimeoutMs,
+};
+
+const LOCAL_ENGINE = { workers: SETTINGS.localWorkers, queueLimit: SETTINGS.localQueueLimit };
+
+const TASKS = {
+  concurrency: SETTINGS.taskConcurrency,
+  queueLimit: SETTINGS.taskQueueLimit,
+  queueLimitPerToken: SETTINGS.taskQueueLimitPerToken,
+  pollMs: SETTINGS.taskPollMs,
+  leaseMs: SETTINGS.taskLeaseMs,
+};
+
+const UPLOADS = {
+  windowMs: SETTINGS.uploadWindowMs,
+  mbPerToken: SETTINGS.uploadMbPerToken,
+  filesPerToken: SETTINGS.uploadFilesPerToken,
+};
+
+const ADMISSION = {
+  redisUrl: SETTINGS.redisUrl,
+  redisKeyPrefix: SETTINGS.redisKeyPrefix,
+  imagePrices: SETTINGS.imagePrices,
+  reservationTtlMs: SETTINGS.reservationTtlMs,
+  ledgerFlushMs: SETTINGS.ledgerFlushMs,
+  ledgerBatchSize: SETTINGS.ledgerBatchSize,
+};
+
+type ReadSetting = <T, Default extends T | undefined>(setting: Setting<T, Default>) => T | Default;
+
+type SettingTable = Readonly<Record<string, Setting<unknown, unknown>>>;
+
+type ValuesOf<Table extends SettingTable> = {
+  -readonly [Name in keyof Table]: Table[Name] extends Setting<infer T, infer Default>
+    ? T | Default
+    : never;
+};
+
+/** Reads a table's settings in its order. */
+function readTable<Table extends SettingTable>(read: ReadSetting, table: Table): ValuesOf<Table> {
+  const values: Record<string, unknown> = {};
+  for (const [name, setting] of Object.entries(table)) values[name] = read(setting);
+  return values as ValuesOf<Table>;
+}
+
+function reportUnknownSettings(file: Mapping, fileName: string | undefined, problems: string[]) {
   const known = new Set(Object.values(SETTINGS).map((setting) => setting.file));
   for (const key of Object.keys(file)) {
-    if (!known.has(key)) problems.push(`${env.IMAGEGATE_CONFIG}: unknown setting "${key}"`);
+    if (!known.has(key)) problems.push(`${fileName}: unknown setting "${key}"`);
   }
+}
 
-  function read<T, Default extends T | undefined>(setting: Setting<T, Default>): T | Default {
+/** A non-empty environment variable wins over the file; a value that does not parse is a problem. */
+function settingReader(env: Environment, file: Mapping, problems: string[]): ReadSetting {
+  return <T, Default extends T | undefined>(setting: Setting<T, Default>): T | Default => {
     const variable = setting.env;
     const fromEnv = variable === undefined ? undefined : env[variable];
     const [source, raw] =
@@ -43,102 +176,29 @@ export function loadConfig(env: Environment = process.env): Config {
     if (parsed.ok) return parsed.value;
     problems.push(`${source} ${parsed.problem}`);
     return setting.default;
-  }
+  };
+}
 
-  const host = read(SETTINGS.host);
-  const port = read(SETTINGS.port);
-  const dataDir = path.resolve(read(SETTINGS.dataDir));
-  const databaseUrl = read(SETTINGS.databaseUrl);
-  const config: Config = {
-    host,
-    port,
-    dataDir,
-    routePrefix: read(SETTINGS.routePrefix),
-    modelAliases: read(SETTINGS.modelAliases),
-    corsOrigins: read(SETTINGS.corsOrigins),
-    maxBodyBytes: read(SETTINGS.maxBodyBytes),
-    maxInFlightRequests: read(SETTINGS.maxInFlightRequests),
-    maxInFlightBodyBytes: read(SETTINGS.maxInFlightBodyBytes),
-    maxConnections: read(SETTINGS.maxConnections),
-    listenBacklog: read(SETTINGS.listenBacklog),
-    requestTimeoutMs: read(SETTINGS.requestTimeoutMs),
-    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs),
-    lingeringTimeMs: read(SETTINGS.lingeringTimeMs),
-    lingeringTimeoutMs: read(SETTINGS.lingeringTimeoutMs),
-    lingeringMaxBytes: read(SETTINGS.lingeringMaxBytes),
-    maxImageFetches: read(SETTINGS.maxImageFetches),
-    database:
-      databaseUrl === undefined
-        ? { kind: 'sqlite', file: path.join(dataDir, 'imagegate.db') }
-        : { kind: 'postgres', url: databaseUrl },
-    databaseLimits: {
-      poolSize: read(SETTINGS.databasePoolSize),
-      acquireTimeoutMs: read(SETTINGS.databaseAcquireTimeoutMs),
-      statementTimeoutMs: read(SETTINGS.databaseStatementTimeoutMs),
-      lockTimeoutMs: read(SETTINGS.databaseLockTimeoutMs),
-      idleInTransactionTimeoutMs: read(SETTINGS.databaseIdleInTransactionTimeoutMs),
-    },
-    secret: read(SETTINGS.secret),
-    externalTokens: {
-      publicKeyFiles: read(SETTINGS.jwtPublicKeys),
-      jwksUrl: read(SETTINGS.jwksUrl),
-      issuer: read(SETTINGS.jwtIssuer),
-      audience: read(SETTINGS.jwtAudience),
-    },
-    tokenCacheMs: read(SETTINGS.tokenCacheMs),
-    logLevel: read(SETTINGS.logLevel),
-    metrics: read(SETTINGS.metrics),
+function readPublicOrigins(
+  read: ReadSetting,
+  host: string,
+  port: number,
+): Pick<Config, 'publicBaseUrl' | 'publicBaseUrlSet' | 'publicHosts'> {
+  return {
     publicBaseUrl: (
       read(SETTINGS.publicBaseUrl) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),
     publicBaseUrlSet: read(SETTINGS.publicBaseUrl) !== undefined,
     publicHosts: read(SETTINGS.publicHosts),
-    storage: readStorage(read, dataDir, problems),
-    sweepIntervalMs: read(SETTINGS.sweepIntervalMs),
-    allowPrivateImageUrls: read(SETTINGS.allowPrivateImageUrls),
-    imageConnectTimeoutMs: read(SETTINGS.imageConnectTimeoutMs),
-    imageFetchTimeoutMs: read(SETTINGS.imageFetchTimeoutMs),
-    channels: readChannels(
-      file[SETTINGS.channels.file],
-      env,
-      `${env.IMAGEGATE_CONFIG}: channels`,
-      problems,
-    ),
-    routingDeadlineMs: read(SETTINGS.routingDeadlineMs),
-    localEngine: {
-      workers: read(SETTINGS.localWorkers),
-      queueLimit: read(SETTINGS.localQueueLimit),
-    },
-    tasks: {
-      concurrency: read(SETTINGS.taskConcurrency),
-      queueLimit: read(SETTINGS.taskQueueLimit),
-      queueLimitPerToken: read(SETTINGS.taskQueueLimitPerToken),
-      pollMs: read(SETTINGS.taskPollMs),
-      leaseMs: read(SETTINGS.taskLeaseMs),
-    },
-    uploads: {
-      windowMs: read(SETTINGS.uploadWindowMs),
-      mbPerToken: read(SETTINGS.uploadMbPerToken),
-      filesPerToken: read(SETTINGS.uploadFilesPerToken),
-    },
-    admission: {
-      redisUrl: read(SETTINGS.redisUrl),
-      redisKeyPrefix: read(SETTINGS.redisKeyPrefix),
-      imagePrices: read(SETTINGS.imagePrices),
-      reservationTtlMs: read(SETTINGS.reservationTtlMs),
-      ledgerFlushMs: read(SETTINGS.ledgerFlushMs),
-      ledgerBatchSize: read(SETTINGS.ledgerBatchSize),
-    },
   };
+}
+
+function checkBodyBudget(config: Config, problems: string[]): void {
   if (config.maxInFlightBodyBytes < config.maxBodyBytes)
     problems.push(
       `IMAGEGATE_MAX_INFLIGHT_BODY_BYTES (max_inflight_body_bytes) must be at least IMAGEGATE_MAX_BODY_BYTES (${config.maxBodyBytes}), or the largest request could never be admitted`,
     );
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
 }
-
-type ReadSetting = <T, Default extends T | undefined>(setting: Setting<T, Default>) => T | Default;
 
 function readStorage(read: ReadSetting, dataDir: string, problems: string[]): Config['storage'] {
   const kind = read(SETTINGS.storage);
