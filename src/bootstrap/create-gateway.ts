@@ -1,20 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { DeferredLog } from '../support/log.js';
+import { DeferredLog, type Log } from '../support/log.js';
 import { type AdmissionServices, openAdmission } from './open-admission.js';
 import type { Config } from '../config/config.js';
-import { createRouter } from '../channels/create-router.js';
-import { LocalEngine } from '../engine/local/local-engine.js';
 import type { ReloadableRouter } from '../channels/reloadable-router.js';
-import { GenerationPipeline } from '../generation/generation-pipeline.js';
-import { readinessOf } from '../health/readiness.js';
-import { createInputLoader } from '../inputs/create-input-loader.js';
-import { createResultStorage, type ResultStorage } from '../storage/create-result-storage.js';
-import { buildApp } from '../http/app.js';
+import type { ResultStorage } from '../storage/create-result-storage.js';
 import { PublicOrigins } from '../http/public-origins.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { buildGatewayApp, type GatewayParts } from './build-gateway-app.js';
+import { type GenerationParts, openGeneration } from './open-generation.js';
 import { openServices, type Services } from './open-services.js';
-import { VERSION } from './version.js';
+import { openStorage } from './open-storage.js';
 import { openTasks, type TaskServices } from './open-tasks.js';
 
 export interface Gateway {
@@ -47,123 +43,97 @@ export async function createGateway(
   const log = new DeferredLog();
   // The server checkpoints SQLite's log off the event loop; the CLI's few writes need not.
   const services = await openServices(config, now, log, 'background');
-  const admission = await openAdmission({ config, database: services.database, now, log }).catch(
-    async (error: unknown) => {
-      await services.close();
-      throw error;
-    },
-  );
-  const origins = new PublicOrigins({
-    publicBaseUrl: config.publicBaseUrlSet ? config.publicBaseUrl : undefined,
-    listeningBaseUrl: config.publicBaseUrl,
-    host: config.host,
-    hosts: config.publicHosts,
-  });
-  const storage = createResultStorage({
-    storage: config.storage,
-    publicBaseUrl: () => origins.canonical(),
-    isOtherOrigin: (origin) => origins.isAllowedOrigin(origin),
-    signingKey: services.keys.imageUrlSigning,
-    uploadSigningKey: services.keys.uploadSigning,
-    sweepIntervalMs: config.sweepIntervalMs,
-    now,
-  });
-  const { workers, queueLimit } = config.localEngine;
-  const localEngine = new LocalEngine({
-    ...(workers === undefined ? {} : { workers }),
-    ...(queueLimit === undefined ? {} : { queueLimit }),
-  });
-  const channels = createRouter(config, {
-    results: storage.results,
-    log,
-    now,
-    sharedLocalEngine: localEngine,
-  });
-  const inputs = createInputLoader({
-    allowPrivateAddresses: config.allowPrivateImageUrls,
-    connectTimeoutMs: config.imageConnectTimeoutMs,
-    totalTimeoutMs: config.imageFetchTimeoutMs,
-    maxConcurrentFetches: config.maxImageFetches,
-    stored: storage.storedInputs,
-  });
-  const generation = new GenerationPipeline({
-    inputs,
-    admission: admission.admission,
-    engine: channels,
-    results: storage.results,
-  });
+  const admission = await openAdmissionOrClose(config, services, now, log);
+  const origins = publicOriginsOf(config);
+  const storage = openStorage({ config, origins, keys: services.keys, now });
+  const generation = openGeneration({ config, storage, admission: admission.admission, now, log });
   const tasks = openTasks({
     config,
     database: services.database,
-    generation,
+    generation: generation.generation,
     admission: admission.admission,
     tokens: services.tokenVerifier,
     now,
     log,
   });
-  const metrics = new GatewayMetrics();
-  metrics.observeChannels(() => channels.status());
-  metrics.observeLedgerQueue(() => admission.ledger.pending);
-  metrics.observeImageFetches(() => inputs.fetches());
-  metrics.observeRenderJobs(() => localEngine.jobs());
-  const app = buildApp({
-    config,
-    authenticator: services.tokenVerifier,
-    generation,
-    checkReady: readinessOf({
-      database: () => services.database.ping(),
-      storage: () => storage.blobs.checkReady(),
-    }),
-    version: VERSION,
-    images: { blobs: storage.blobs, urls: storage.urls },
-    uploads: {
-      ...storage.uploads,
-      admission: admission.uploads,
-      tokens: services.tokenVerifier,
-    },
-    origins,
-    channels,
-    ledger: admission.ledger,
-    gate: admission.admission,
-    modelAccess: admission.admission,
-    idempotency: admission.idempotency,
-    usage: admission.usage,
-    tasks: tasks.service,
-    metrics: { gateway: metrics, access: config.metrics },
-    now,
-  });
+  const metrics = gatewayMetricsOf(admission, generation);
+  const parts = { config, services, admission, storage, origins, generation, tasks, metrics, now };
+  const app = buildGatewayApp(parts);
   log.target = app.log;
-  const server = app;
-  storage.sweeper.start(server.log);
+  storage.sweeper.start(app.log);
   tasks.runner.start();
   return {
-    app: server,
+    app,
     services,
     admission,
     storage,
-    channels,
+    channels: generation.channels,
     tasks,
     metrics,
-    listen: async () => {
-      const address = await server.listen({
-        host: config.host,
-        port: config.port,
-        backlog: config.listenBacklog,
-      });
-      origins.listening(
-        server.addresses().filter((entry): entry is AddressInfo => typeof entry !== 'string'),
-      );
-      return address;
-    },
-    close: async () => {
-      // In-flight requests and running tasks finish (and record their usage) before the ledger's
-      // last flush; tasks get the shutdown budget, then end FAILED with nothing billed.
-      channels.drain();
-      await Promise.all([server.close(), tasks.runner.stop(config.shutdownTimeoutMs)]);
-      await channels.close();
-      await admission.close();
-      await storage.close();
-      await services.close();
-    },
+    listen: () => listenOn(app, parts),
+    close: () => closeInOrder(app, parts),
   };
+}
+
+/** Admission on the services' database; the services are closed again when it cannot open. */
+async function openAdmissionOrClose(
+  config: Config,
+  services: Services,
+  now: () => number,
+  log: Log,
+): Promise<AdmissionServices> {
+  return openAdmission({ config, database: services.database, now, log }).catch(
+    async (error: unknown) => {
+      await services.close();
+      throw error;
+    },
+  );
+}
+
+function publicOriginsOf(config: Config): PublicOrigins {
+  return new PublicOrigins({
+    publicBaseUrl: config.publicBaseUrlSet ? config.publicBaseUrl : undefined,
+    listeningBaseUrl: config.publicBaseUrl,
+    host: config.host,
+    hosts: config.publicHosts,
+  });
+}
+
+function gatewayMetricsOf(
+  admission: AdmissionServices,
+  generation: GenerationParts,
+): GatewayMetrics {
+  const metrics = new GatewayMetrics();
+  metrics.observeChannels(() => generation.channels.status());
+  metrics.observeLedgerQueue(() => admission.ledger.pending);
+  metrics.observeImageFetches(() => generation.inputs.fetches());
+  metrics.observeRenderJobs(() => generation.localEngine.jobs());
+  return metrics;
+}
+
+async function listenOn(app: FastifyInstance, parts: GatewayParts): Promise<string> {
+  const { config, origins } = parts;
+  const address = await app.listen({
+    host: config.host,
+    port: config.port,
+    backlog: config.listenBacklog,
+  });
+  origins.listening(
+    app.addresses().filter((entry): entry is AddressInfo => typeof entry !== 'string'),
+  );
+  return address;
+}
+
+/**
+ * In-flight requests and running tasks finish (and record their usage) before the ledger's last
+ * flush; tasks get the shutdown budget, then end FAILED with nothing billed.
+ */
+async function closeInOrder(app: FastifyInstance, parts: GatewayParts): Promise<void> {
+  const { config, generation, tasks, admission, storage, services } = parts;
+  generation.channels.drain();
+  await Promise.all([app.close(), tasks.runner.stop(config.shutdownTimeoutMs)]);
+  await generation.channels.close();
+  await admission.close();
+  await storage.close();
+  await services.close();
 }

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.js';
+import { readinessOf } from '../health/readiness.js';
+import { buildApp } from '../http/app.js';
+import type { PublicOrigins } from '../http/public-origins.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { ResultStorage } from '../storage/create-result-storage.js';
+import type { AdmissionServices } from './open-admission.js';
+import type { GenerationParts } from './open-generation.js';
+import type { Services } from './open-services.js';
+import type { TaskServices } from './open-tasks.js';
+import { VERSION } from './version.js';
+
+export interface GatewayParts {
+  config: Config;
+  services: Services;
+  admission: AdmissionServices;
+  storage: ResultStorage;
+  origins: PublicOrigins;
+  generation: GenerationParts;
+  tasks: TaskServices;
+  metrics: GatewayMetrics;
+  now: () => number;
+}
+
+/** The HTTP app over the gateway's parts: each route gets the part it serves. */
+export function buildGatewayApp(parts: GatewayParts): FastifyInstance {
+  const { config, services, admission, storage, generation, now } = parts;
+  return buildApp({
+    config,
+    authenticator: services.tokenVerifier,
+    generation: generation.generation,
+    checkReady: readinessOf({
+      database: () => services.database.ping(),
+      storage: () => storage.blobs.checkReady(),
+    }),
+    version: VERSION,
+    images: { blobs: storage.blobs, urls: storage.urls },
+    uploads: {
+      ...storage.uploads,
+      admission: admission.uploads,
+      tokens: services.tokenVerifier,
+    },
+    origins: parts.origins,
+    channels: generation.channels,
+    ledger: admission.ledger,
+    gate: admission.admission,
+    modelAccess: admission.admission,
+    idempotency: admission.idempotency,
+    usage: admission.usage,
+    tasks: parts.tasks.service,
+    metrics: { gateway: parts.metrics, access: config.metrics },
+    now,
+  });
+}
