@@ -16,6 +16,7 @@ import { TokenAdmission } from '../admission/token-admission.js';
 import { UploadBounds } from '../admission/upload-bounds.js';
 import { SqlUploadUsageStore } from '../store/upload-usage-store.js';
 import { purgeInBatches } from '../support/batched-purge.js';
+import { sweepEvery, sweepOfParts } from './admission-sweep.js';
 
 /** Rows waiting for the ledger beyond which the oldest are logged and dropped. */
 const MAX_BUFFERED_LEDGER_ROWS = 100_000;
@@ -91,40 +92,16 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     log,
   );
 
-  // Each part runs whether or not the other failed; what failed is passed on, named.
-  const sweepParts: [string, () => Promise<unknown>][] = [
+  const sweep = sweepOfParts([
     ['reclaiming expired reservations', () => quota.reclaimExpired(now())],
     ['purging expired Idempotency-Keys', () => idempotency.purgeExpired()],
     [
       'purging the upload counts of past windows and certificates',
       () => purgeInBatches((limit) => uploadUsage.deleteExpired(now(), limit)),
     ],
-  ];
-  const sweep = async () => {
-    const failures: Error[] = [];
-    for (const [part, run] of sweepParts) {
-      try {
-        await run();
-      } catch (error) {
-        failures.push(new Error(`${part} failed: ${String(error)}`, { cause: error }));
-      }
-    }
-    if (failures.length === 1) throw failures[0];
-    if (failures.length > 1)
-      throw new AggregateError(failures, failures.map((failure) => failure.message).join('; '));
-  };
+  ]);
   // Every node sweeps; the deletes are atomic, so two nodes never free the same reservation twice.
-  // A sweep is many statements (the keys go by batches): one still running skips the next turn,
-  // and closing waits for it, so that none runs on a closed database.
-  let sweeping: Promise<void> | undefined;
-  const sweeper = setInterval(() => {
-    sweeping ??= sweep()
-      .catch((error: unknown) =>
-        log.warn({ err: (error as Error).message }, 'the admission sweep failed'),
-      )
-      .finally(() => (sweeping = undefined));
-  }, settings.reservationTtlMs);
-  sweeper.unref();
+  const stopSweeping = sweepEvery(settings.reservationTtlMs, sweep, log);
 
   return {
     admission,
@@ -137,8 +114,7 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     idempotency,
     sweep,
     close: async () => {
-      clearInterval(sweeper);
-      await sweeping;
+      await stopSweeping();
       await Promise.all([admission.close(), idempotency.close()]);
       await ledger.close();
       await limiter.close();
