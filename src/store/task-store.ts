@@ -18,7 +18,7 @@ import { endClaim, forgetPublished, type HeldClaim } from './billing/claim-fence
 import { InlineReads, type LongReads } from './database/long-reads.js';
 import type { DatabaseSchema } from './database/schema.js';
 import type { TasksTable } from './database/task-schema.js';
-import { toLedgerRow } from './billing/usage-rows.js';
+import { writeLedgerRowsIn } from './billing/ledger-writer.js';
 
 /** The Idempotency-Key claim a submission runs under: the task's id is published under it. */
 export interface SubmissionClaim extends HeldClaim {
@@ -93,7 +93,7 @@ export interface TaskStore {
   renewReservations(expiresAt: number): Promise<void>;
   /**
    * Ends a task that did not succeed, if it is still as expected, and writes its ledger row (its
-   * stand-in, if any, is replaced) in the same transaction. False when it was not as expected.
+   * stand-in, if any, is replaced: `writeLedgerRowsIn`) in the same transaction. False when it was not as expected.
    * `forget`: the Idempotency-Key the submission published the task under, forgotten with it.
    */
   end(
@@ -309,14 +309,7 @@ abstract class SqlTaskStore implements TaskStore {
       const ended = await update.executeTakeFirst();
       if (ended.numUpdatedRows === 0n) return false;
       if (forget !== undefined) await forgetPublished(trx, forget, row.requestId);
-      const values = toLedgerRow(row);
-      await trx
-        .insertInto('usage_ledger')
-        .values(values)
-        .onConflict((conflict) =>
-          conflict.column('id').doUpdateSet(Object.assign({}, values, { id: undefined })),
-        )
-        .execute();
+      await writeLedgerRowsIn(trx, [row]);
       return true;
     });
   }

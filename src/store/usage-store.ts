@@ -4,21 +4,11 @@ import type { UsageRow } from '../domain/usage-row.js';
 import type { Database } from './database/database.js';
 import type { HotStatements } from './billing/hot-statements.js';
 import type { LongReads, Read } from './database/long-reads.js';
-import {
-  insertLedgerJson,
-  insertLedgerRows,
-  ledgerJson,
-  ledgerParameters,
-} from './billing/ledger-statements.js';
+import { writeLedgerRows } from './billing/ledger-writer.js';
 import type { DatabaseSchema } from './database/schema.js';
 import { fromLedgerRow } from './billing/usage-rows.js';
 
 const DAY_MS = 86_400_000;
-/**
- * Rows per INSERT: about 25 columns each stays well under SQLite's 32,766 bound parameters, and
- * the statement is built (and on SQLite prepared) once per row count up to this.
- */
-const ROWS_PER_INSERT = 256;
 /** Rows per read of a listing: a few milliseconds of the event loop each, to take them in. */
 const LIST_PAGE_ROWS = 2000;
 
@@ -36,15 +26,10 @@ export class SqlUsageStore {
 
   /**
    * Inserts rows; a row whose id is already there is kept, so a retried batch is harmless, unless
-   * it is a stand-in, which the request's own row replaces.
+   * it is a stand-in, which the request's own row replaces (`writeLedgerRows`).
    */
   async insert(rows: readonly UsageRow[]): Promise<void> {
-    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-      const batch = rows.slice(start, start + ROWS_PER_INSERT);
-      if (this.statements.dialect === 'postgres')
-        await this.statements.run(insertLedgerJson, [ledgerJson(batch)]);
-      else await this.statements.run(insertLedgerRows(batch.length), ledgerParameters(batch));
-    }
+    await writeLedgerRows(this.statements, this.statements.dialect, rows);
   }
 
   /**

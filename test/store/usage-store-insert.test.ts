@@ -32,7 +32,7 @@ for (const [backend, targetFor] of BACKENDS) {
       assert.deepEqual(await store.list({}, 10), [ended, settled, fresh]);
 
       // A stand-in that counts an image more than the request's own row (a bill whose answer was
-      // lost): the row keeps the images billed and their cost, and takes the rest.
+      // lost): the row keeps the images billed and delivered and their cost, and takes the rest.
       const counted = usageRow(3, {
         status: STAND_IN_STATUS,
         errorCode: 'Abandoned',
@@ -49,7 +49,12 @@ for (const [backend, targetFor] of BACKENDS) {
       };
       await store.insert([stopped]);
       const [kept] = await store.list({ since: 4 }, 10);
-      assert.deepEqual(kept, { ...stopped, imagesBilled: 3, costMicros: counted.costMicros });
+      assert.deepEqual(kept, {
+        ...stopped,
+        imagesDelivered: 3,
+        imagesBilled: 3,
+        costMicros: counted.costMicros,
+      });
 
       await store.insert([{ ...ended, status: STAND_IN_STATUS, errorCode: 'Abandoned' }]);
       assert.deepEqual(

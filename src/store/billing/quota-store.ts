@@ -18,7 +18,7 @@ import { reserveAtOnce, reserveTogether } from './reservation-group.js';
 import { settleAtOnce, settleTogether } from './settlement-group.js';
 import type { DatabaseSchema } from '../database/schema.js';
 import { completeTask } from '../task-store.js';
-import { toLedgerRow } from './usage-rows.js';
+import { writeLedgerRowsIn } from './ledger-writer.js';
 
 export type {
   ClaimFence,
@@ -83,7 +83,10 @@ export class SqlQuotaStore {
       execute: async (members) =>
         (this.statements.dialect === 'postgres'
           ? await settleAtOnce(this.statements, members)
-          : undefined) ?? this.statements.transaction((runner) => settleTogether(runner, members)),
+          : undefined) ??
+        this.statements.transaction((runner) =>
+          settleTogether(runner, this.statements.dialect, members),
+        ),
       failsEveryone,
     });
   }
@@ -175,14 +178,7 @@ export class SqlQuotaStore {
       // A task's row is written by whoever ends the task, under that ending's own condition: one
       // that did not end here (it was ended elsewhere, or ends FAILED next) keeps its row as is.
       if (outcome !== 'billed') return outcome;
-      const values = toLedgerRow(row);
-      await trx
-        .insertInto('usage_ledger')
-        .values(values)
-        .onConflict((conflict) =>
-          conflict.column('id').doUpdateSet(Object.assign({}, values, { id: undefined })),
-        )
-        .execute();
+      await writeLedgerRowsIn(trx, [row]);
       return outcome;
     });
   }
@@ -231,7 +227,7 @@ export class SqlQuotaStore {
         }
         if (tokenId !== undefined)
           await this.charge(trx, tokenId, fence.reservationId === undefined ? 0 : images, images);
-        await this.writeStandIn(trx, fence.standInRow);
+        await writeLedgerRowsIn(trx, [fence.standInRow]);
       });
     } catch (error) {
       if (error instanceof DeliveryRefused) return error.outcome;
@@ -285,31 +281,13 @@ export class SqlQuotaStore {
       // A fixed order keeps two reclaiming nodes from locking the same tokens in opposite orders.
       for (const token of [...byToken.keys()].sort())
         await this.unhold(trx, token, byToken.get(token) as number);
-      for (const row of rows) {
-        if (row.ledger_row === null) continue;
-        await trx
-          .insertInto('usage_ledger')
-          .values(toLedgerRow(JSON.parse(row.ledger_row) as UsageRow))
-          .onConflict((conflict) => conflict.column('id').doNothing())
-          .execute();
-      }
+      // A stand-in of images billed one by one keeps them (and what it says was delivered).
+      const abandoned: UsageRow[] = [];
+      for (const row of rows)
+        if (row.ledger_row !== null) abandoned.push(JSON.parse(row.ledger_row) as UsageRow);
+      await writeLedgerRowsIn(trx, abandoned);
       return [...byToken.values()].reduce((sum, images) => sum + images, 0);
     });
-  }
-
-  /** Writes or refreshes a request's stand-in row; a row of the request's own is never replaced. */
-  private async writeStandIn(trx: Transaction<DatabaseSchema>, row: UsageRow): Promise<void> {
-    const values = toLedgerRow(row);
-    await trx
-      .insertInto('usage_ledger')
-      .values(values)
-      .onConflict((conflict) =>
-        conflict
-          .column('id')
-          .doUpdateSet(Object.assign({}, values, { id: undefined }))
-          .where('usage_ledger.status', '=', STAND_IN_STATUS),
-      )
-      .execute();
   }
 
   private async dropReservation(

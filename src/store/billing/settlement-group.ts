@@ -1,4 +1,5 @@
 import {
+  type HotStatements,
   type Parameter,
   parametersOf,
   type ResultRow,
@@ -9,12 +10,7 @@ import {
   statementsByCount,
 } from './hot-statements.js';
 import { jsonParameter } from '../database/json-parameter.js';
-import {
-  ledgerJson,
-  ledgerParameters,
-  UPSERT_LEDGER_JSON_TEXT,
-  upsertLedgerRows,
-} from './ledger-statements.js';
+import { ledgerJson, ledgerJsonInsertText, writeLedgerRows } from './ledger-writer.js';
 import type { UsageRow } from '../../domain/usage-row.js';
 import type { ClaimFence, PendingSettlement, SettlementOutcome } from './quota-types.js';
 import { tokensLockedInIdOrder } from './token-locks.js';
@@ -75,7 +71,7 @@ const freeChargeAndRecord = new Statement(
      from charges join locked on locked.id = charges.token_id
      where tokens.id = locked.id
        and (charges.billed > 0 or exists (select 1 from dropped where dropped.token_id = tokens.id))),
-   recorded as (${UPSERT_LEDGER_JSON_TEXT})
+   recorded as (${ledgerJsonInsertText()})
    select 1 / ((select count(*) from dropped) = ?::integer)::integer as whole`,
 );
 
@@ -153,6 +149,7 @@ function newlyBilled(member: PendingSettlement, row: UsageRow | undefined): numb
  */
 export async function settleTogether(
   runner: StatementRunner,
+  dialect: HotStatements['dialect'],
   members: readonly PendingSettlement[],
 ): Promise<SettlementOutcome[]> {
   const reserved = await dropHeld(runner, members);
@@ -181,7 +178,7 @@ export async function settleTogether(
     await runner.run(chargeToken, [charge.reserved, charge.billed, tokenId]);
   }
   // A request whose reservation was reclaimed replaces the stand-in row left for it.
-  await runner.run(upsertLedgerRows(rows.length), ledgerParameters(rows));
+  await writeLedgerRows(runner, dialect, rows);
   return settling.map(({ outcome }) => outcome);
 }
 
