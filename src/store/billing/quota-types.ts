@@ -69,3 +69,37 @@ export interface PendingSettlement {
   /** Builds the request's ledger row once its outcome is known, inside the transaction. */
   rowFor: (outcome: SettlementOutcome) => UsageRow;
 }
+
+/**
+ * Everything a settlement needs, decided before it is sent: what it must still hold to bill (the
+ * reservation, the Idempotency-Key claim, the task, the caller), and the row it writes for each
+ * outcome (`settledRow`).
+ */
+export interface SettlementPlan {
+  tokenId: string | undefined;
+  /** The request's quota reservation; when it is gone, it lapsed and was reclaimed. */
+  reservationId: string | undefined;
+  /** Published with the result when billed, forgotten otherwise. */
+  claim: ClaimFence | undefined;
+  /** An async task's: must still be this node's; ends SUCCEEDED with the bill. */
+  task: TaskCompletion | undefined;
+  /**
+   * Aborted once the caller has gone (read inside the transaction, after the locks). Undefined:
+   * the images were handed over already; presence is no fence.
+   */
+  caller: { readonly aborted: boolean } | undefined;
+  /** Images billed one by one before (an incremental stream): only the rest is charged. */
+  alreadyBilled: number;
+  /** The answer was handed over before this bill (a settlement billing nothing still records them delivered). */
+  handedOver: boolean;
+  /** The row when billed: status 200, images billed = delivered, its cost. */
+  row: UsageRow;
+  /** Price of one image, for the cost of rows of other outcomes. */
+  imageCostMicros: number;
+}
+
+/** What a settlement came to, and the row written for it (or that describes it, when none is). */
+export interface Settled {
+  outcome: SettlementOutcome;
+  row: UsageRow;
+}
