@@ -5,16 +5,17 @@ import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { LedgerCode } from '../errors/error-table.js';
 import { costOf } from '../ledger/prices.js';
-import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
+import type { RequestAccount } from '../ledger/request-account.js';
 import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
 import type {
   DeliveryFence,
   ReservationRequest,
-  SettlementFence,
+  Settled,
   SettlementOutcome,
+  SettlementPlan,
 } from '../store/billing/quota-store.js';
+import { settledRow } from '../store/billing/settled-row.js';
 import {
   DATABASE_RETRY_AFTER_S,
   isDatabaseUnavailable,
@@ -44,11 +45,8 @@ export interface QuotaBook {
   renew(ids: readonly string[], expiresAt: number): Promise<void>;
   /** Pushes one reservation's expiry forward; false when it is gone (lapsed and reclaimed). */
   extend(id: string, expiresAt: number): Promise<boolean>;
-  settle(
-    tokenId: string | undefined,
-    fence: SettlementFence,
-    rowFor: (outcome: SettlementOutcome) => UsageRow,
-  ): Promise<SettlementOutcome>;
+  /** Settles by `plan`: the outcome, and the row written for it (or that describes it). */
+  settle(plan: SettlementPlan): Promise<Settled>;
   billDelivered(
     tokenId: string | undefined,
     fence: DeliveryFence,
@@ -414,63 +412,70 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     reservationId: string | undefined,
     settlement: Settlement,
     alreadyBilled: number,
-  ): Promise<{ outcome: SettlementOutcome; row: UsageRow }> {
+  ): Promise<Settled> {
     const claim = account.idempotency;
     const task = account.task;
     const endedAt = this.options.now();
-    /** The row built for the outcome last decided: the one committed, when the commit succeeds. */
-    let built: UsageRow | undefined;
-    const rowFor = (outcome: SettlementOutcome) => {
-      const billed = outcome === 'billed';
-      const handedOver = settlement.handedOver === true;
-      account.imagesBilled = billed ? settlement.imagesDelivered : alreadyBilled;
-      account.imagesDelivered = handedOver ? settlement.imagesDelivered : account.imagesBilled;
-      account.errorCode = handedOver && !billed ? 'DeliveredUnbilled' : OUTCOME_CODES[outcome];
-      built = account.toRow(principal, {
-        status: rowStatus(outcome, settlement),
-        costMicros: costOf(this.options.prices, account.model, account.imagesBilled),
-        endedAt: this.options.now(),
-      });
-      return built;
+    const handedOver = settlement.handedOver === true;
+    const delivered = settlement.imagesDelivered;
+    const row = account.toRow(principal, {
+      status: 200,
+      costMicros: costOf(this.options.prices, account.model, delivered),
+      endedAt,
+    });
+    Object.assign(row, {
+      imagesDelivered: delivered,
+      imagesBilled: delivered,
+      errorCode: undefined,
+    });
+    const plan: SettlementPlan = {
+      tokenId: principal.tokenId,
+      reservationId,
+      claim:
+        claim === undefined
+          ? undefined
+          : Object.assign({}, claim, { requestId: account.requestId, result: settlement.result() }),
+      task:
+        task === undefined
+          ? undefined
+          : {
+              id: task.id,
+              runner: task.runner,
+              result: settlement.result(),
+              endedAt,
+              expiresAt: endedAt + task.resultTtlMs,
+            },
+      // Handed over: the caller has the images, whatever becomes of its connection.
+      caller: handedOver
+        ? undefined
+        : {
+            get aborted() {
+              return !settlement.callerPresent();
+            },
+          },
+      alreadyBilled,
+      handedOver,
+      row,
+      imageCostMicros: costOf(this.options.prices, account.model, 1),
     };
     if (reservationId !== undefined) this.reservations.drop(reservationId);
+    let settled: Settled;
     try {
-      const outcome = await this.options.quota.settle(
-        principal.tokenId,
-        {
-          reservationId,
-          idempotency:
-            claim === undefined
-              ? undefined
-              : Object.assign({}, claim, {
-                  requestId: account.requestId,
-                  result: settlement.result(),
-                }),
-          callerPresent: settlement.callerPresent,
-          alreadyBilled,
-          task:
-            task === undefined
-              ? undefined
-              : {
-                  id: task.id,
-                  runner: task.runner,
-                  result: settlement.result(),
-                  endedAt,
-                  expiresAt: endedAt + task.resultTtlMs,
-                },
-        },
-        rowFor,
-      );
-      return { outcome, row: built ?? rowFor(outcome) };
+      settled = await this.options.quota.settle(plan);
     } catch (error) {
-      if (await this.settledDespite(account.rowId))
-        return { outcome: 'billed', row: rowFor('billed') };
-      if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
-      // The statement may have reached the server, which can still commit it once it answers
-      // again (a frozen or overloaded database): the caller is not told that nothing was billed.
-      if (isDatabaseUnavailable(error)) throw billingUnconfirmed(error);
-      throw error;
+      if (!(await this.settledDespite(account.rowId))) {
+        if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
+        // The statement may have reached the server, which can still commit it once it answers
+        // again (a frozen or overloaded database): the caller is not told that nothing was billed.
+        if (isDatabaseUnavailable(error)) throw billingUnconfirmed(error);
+        throw error;
+      }
+      settled = { outcome: 'billed', row: settledRow(plan, 'billed', this.options.now()) };
     }
+    account.imagesBilled = settled.row.imagesBilled;
+    account.imagesDelivered = settled.row.imagesDelivered;
+    account.errorCode = settled.row.errorCode;
+    return settled;
   }
 
   /** The stand-in row of a request that has billed `billed` images one by one so far. */
@@ -536,23 +541,6 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
       'rate limiter unavailable: rate and concurrency limits are not enforced',
     );
   }
-}
-
-const OUTCOME_STATUS: Record<SettlementOutcome, number> = {
-  billed: 200,
-  'lease-lost': 503,
-  'caller-gone': CALLER_GONE_STATUS,
-};
-/** Ledger-only codes: why a settlement billed nothing. */
-const OUTCOME_CODES: Record<SettlementOutcome, LedgerCode | undefined> = {
-  billed: undefined,
-  'lease-lost': 'LeaseLost',
-  'caller-gone': 'CallerGone',
-};
-
-/** A settlement after its answer was handed over records the 200 the caller received. */
-function rowStatus(outcome: SettlementOutcome, settlement: Settlement): number {
-  return settlement.handedOver === true ? 200 : OUTCOME_STATUS[outcome];
 }
 
 function billingUnconfirmed(cause: unknown): GatewayError {

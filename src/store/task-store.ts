@@ -19,6 +19,7 @@ import { InlineReads, type LongReads } from './database/long-reads.js';
 import type { DatabaseSchema } from './database/schema.js';
 import type { TasksTable } from './database/task-schema.js';
 import { writeLedgerRowsIn } from './billing/ledger-writer.js';
+import { Statement, type StatementRunner } from './billing/hot-statements.js';
 
 /** The Idempotency-Key claim a submission runs under: the task's id is published under it. */
 export interface SubmissionClaim extends HeldClaim {
@@ -427,28 +428,27 @@ export function createTaskStore(
     : new PostgresTaskStore(db, listingReads);
 }
 
+const succeed = new Statement(
+  `update tasks set state = 'SUCCEEDED', result = ?, ended_at = ?, expires_at = ?, lease_until = null
+    where id = ? and state = 'RUNNING' and runner = ?`,
+);
+
 /**
  * Inside a settlement's transaction: the task ends SUCCEEDED with its result, if this node still
  * runs it. False when it does not (its lease lapsed and another node ended it): nothing is billed.
  */
 export async function completeTask(
-  trx: Transaction<DatabaseSchema>,
+  runner: StatementRunner,
   task: TaskFence & { result: string; endedAt: number; expiresAt: number },
 ): Promise<boolean> {
-  const done = await trx
-    .updateTable('tasks')
-    .set({
-      state: 'SUCCEEDED',
-      result: task.result,
-      ended_at: task.endedAt,
-      expires_at: task.expiresAt,
-      lease_until: null,
-    })
-    .where('id', '=', task.id)
-    .where('state', '=', 'RUNNING')
-    .where('runner', '=', task.runner)
-    .executeTakeFirst();
-  return done.numUpdatedRows > 0n;
+  const done = await runner.run(succeed, [
+    task.result,
+    task.endedAt,
+    task.expiresAt,
+    task.id,
+    task.runner,
+  ]);
+  return done > 0;
 }
 
 function filtered(query: TaskQuery, filter: TaskFilter): TaskQuery {

@@ -6,7 +6,7 @@ export function acceptingQuota(): TokenAdmissionOptions['quota'] {
     reserve: async () => true,
     renew: async () => undefined,
     extend: async () => true,
-    settle: async () => 'billed' as const,
+    settle: async (plan) => ({ outcome: 'billed' as const, row: plan.row }),
     billDelivered: async () => 'billed' as const,
     isBilled: async () => false,
     billedOnStandIn: async () => 0,

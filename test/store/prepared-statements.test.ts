@@ -90,14 +90,20 @@ it('runs the PostgreSQL request path as the same prepared statements whatever th
     assert.ok(held.every(Boolean));
     const settled = await Promise.all(
       ids.map((reservationId) =>
-        quota.settle(
+        quota.settle({
           tokenId,
-          { reservationId, idempotency: undefined, callerPresent: () => true },
-          () => ({ ...row(), imagesDelivered: 1, imagesBilled: 1 }),
-        ),
+          reservationId,
+          claim: undefined,
+          task: undefined,
+          caller: { aborted: false },
+          alreadyBilled: 0,
+          handedOver: false,
+          row: { ...row(), imagesDelivered: 1, imagesBilled: 1 },
+          imageCostMicros: 0,
+        }),
       ),
     );
-    assert.ok(settled.every((outcome) => outcome === 'billed'));
+    assert.ok(settled.every(({ outcome }) => outcome === 'billed'));
     await usage.insert(Array.from({ length: size }, row));
   }
   const rows = await preparedStatements();
@@ -107,7 +113,7 @@ it('runs the PostgreSQL request path as the same prepared statements whatever th
     return Number(found[0]?.calls);
   };
   assert.equal(callsOf('with holds as'), 3, 'the reservations of each group');
-  assert.equal(callsOf('with dropped as'), 3, 'the settlements of each group');
+  assert.equal(callsOf('with settling as'), 3, 'the settlements of each group');
   assert.equal(callsOf('insert into usage_ledger'), 3, "each call's ledger rows");
   const { rows: standing } = await sql<{ used: number; reserved: number }>`
     select images_used as used, images_reserved as reserved from tokens where id = ${tokenId}`.execute(

@@ -28,28 +28,26 @@ function ledgerRow(tokenId: string, images: number): UsageRow {
   );
 }
 
-/** Settles directly on the store as admission does, billing `row` when the fence holds. */
-function settle(
+/** Settles directly on the store as admission does, billing `row` when the fences hold. */
+async function settle(
   quota: SqlQuotaStore,
   reservationId: string | undefined,
   tokenId: string,
   row: UsageRow,
   callerPresent = true,
 ) {
-  return quota.settle(
+  const { outcome } = await quota.settle({
     tokenId,
-    { reservationId, idempotency: undefined, callerPresent: () => callerPresent },
-    (outcome) =>
-      outcome === 'billed'
-        ? row
-        : {
-            ...row,
-            status: 503,
-            errorCode: outcome === 'lease-lost' ? ('LeaseLost' as const) : ('CallerGone' as const),
-            imagesDelivered: 0,
-            imagesBilled: 0,
-          },
-  );
+    reservationId,
+    claim: undefined,
+    task: undefined,
+    caller: { aborted: !callerPresent },
+    alreadyBilled: 0,
+    handedOver: false,
+    row,
+    imageCostMicros: 0,
+  });
+  return outcome;
 }
 
 /** A settlement of `images` delivered images, caller present. */

@@ -1,36 +1,26 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { UsageRow } from '../../src/domain/usage-row.js';
-import { RequestAccount } from '../../src/ledger/request-account.js';
 import type { Database } from '../../src/store/database/database.js';
 import { SqlIdempotencyStore } from '../../src/store/idempotency-store.js';
-import {
-  type SettlementFence,
-  type SettlementOutcome,
-  SqlQuotaStore,
-} from '../../src/store/billing/quota-store.js';
+import { SqlQuotaStore } from '../../src/store/billing/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
+import { MODEL_A } from '../../src/domain/models.js';
+import { createTaskStore } from '../../src/store/task-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
+import { settlementPlan } from '../helpers/settlement-plans.js';
 
-/** The row admission builds for each outcome: billed images only when billed. */
-function rowFor(tokenId: string, rowId: string, delivered: number) {
-  return (outcome: SettlementOutcome): UsageRow => {
-    const account = new RequestAccount(randomUUID(), Date.now());
-    account.imagesReceived = delivered + 1;
-    account.imagesDelivered = outcome === 'billed' ? delivered : 0;
-    account.imagesBilled = account.imagesDelivered;
-    account.errorCode =
-      outcome === 'billed' ? undefined : outcome === 'lease-lost' ? 'LeaseLost' : 'CallerGone';
-    return {
-      ...account.toRow(
-        { tokenId, account: 'acme' },
-        { status: outcome === 'billed' ? 200 : 503, costMicros: 0, endedAt: Date.now() },
-      ),
-      id: rowId,
-    };
-  };
+/** The outcome of settling `delivered` images (one more received) by their plan. */
+async function settle(
+  quota: SqlQuotaStore,
+  tokenId: string,
+  rowId: string,
+  delivered: number,
+  options: Parameters<typeof settlementPlan>[1] = {},
+) {
+  const plan = settlementPlan(tokenId, { rowId, delivered, received: delivered + 1, ...options });
+  return (await quota.settle(plan)).outcome;
 }
 
 async function standing(database: Database, tokenId: string) {
@@ -60,19 +50,22 @@ for (const [backend, targetFor] of BACKENDS) {
       if (set === undefined) return;
       const { first, tokenId, quota } = set;
       assert.equal(await quota.reserve({ id: 'r1', tokenId, images: 4 }, 0, 60_000), true);
-      const fence: SettlementFence = {
-        reservationId: 'r1',
-        idempotency: undefined,
-        callerPresent: () => true,
-      };
       const rowId = randomUUID();
-      assert.equal(await quota.settle(tokenId, fence, rowFor(tokenId, rowId, 3)), 'billed');
+      const plan = settlementPlan(tokenId, {
+        reservationId: 'r1',
+        rowId,
+        delivered: 3,
+        received: 4,
+      });
+      const settled = await quota.settle(plan);
+      assert.equal(settled.outcome, 'billed');
       assert.deepEqual(await standing(first, tokenId), { used: 3, reserved: 0 });
       const row = await rowOf(first, rowId);
       assert.deepEqual(
         [row?.status, row?.imagesReceived, row?.imagesDelivered, row?.imagesBilled],
         [200, 4, 3, 3],
       );
+      assert.deepEqual(row, { ...settled.row, gatewayMs: Math.round(settled.row.gatewayMs) });
       assert.equal(await quota.isBilled(rowId), true);
       assert.equal(await quota.isBilled(randomUUID()), false);
     });
@@ -83,15 +76,17 @@ for (const [backend, targetFor] of BACKENDS) {
       const { first, tokenId, quota } = set;
       assert.equal(await quota.reserve({ id: 'r1', tokenId, images: 2 }, 0, 60_000), true);
       const rowId = randomUUID();
-      const outcome = await quota.settle(
-        tokenId,
-        { reservationId: 'r1', idempotency: undefined, callerPresent: () => false },
-        rowFor(tokenId, rowId, 2),
-      );
+      const outcome = await settle(quota, tokenId, rowId, 2, {
+        reservationId: 'r1',
+        present: false,
+      });
       assert.equal(outcome, 'caller-gone');
       assert.deepEqual(await standing(first, tokenId), { used: 0, reserved: 0 });
       const row = await rowOf(first, rowId);
-      assert.deepEqual([row?.imagesReceived, row?.imagesBilled], [3, 0]);
+      assert.deepEqual(
+        [row?.status, row?.errorCode, row?.imagesReceived, row?.imagesBilled],
+        [499, 'CallerGone', 3, 0],
+      );
     });
 
     it('bills nothing under a reservation that lapsed and was reclaimed by another node', async (t) => {
@@ -103,11 +98,7 @@ for (const [backend, targetFor] of BACKENDS) {
       // Meanwhile the freed quota is spent by someone else.
       assert.equal(await quota.reserve({ id: 'other', tokenId, images: 4 }, 1000, 60_000), true);
       const rowId = randomUUID();
-      const outcome = await quota.settle(
-        tokenId,
-        { reservationId: 'stalled', idempotency: undefined, callerPresent: () => true },
-        rowFor(tokenId, rowId, 4),
-      );
+      const outcome = await settle(quota, tokenId, rowId, 4, { reservationId: 'stalled' });
       assert.equal(outcome, 'lease-lost');
       assert.deepEqual(
         await standing(first, tokenId),
@@ -146,21 +137,15 @@ for (const [backend, targetFor] of BACKENDS) {
         true,
       );
       const settleAs = (owner: string, rowId: string) =>
-        quota.settle(
-          tokenId,
-          {
-            reservationId: undefined,
-            idempotency: {
-              scope: tokenId,
-              key: 'key-1',
-              owner,
-              requestId: owner,
-              result: JSON.stringify({ by: owner }),
-            },
-            callerPresent: () => true,
+        settle(quota, tokenId, rowId, 1, {
+          claim: {
+            scope: tokenId,
+            key: 'key-1',
+            owner,
+            requestId: owner,
+            result: JSON.stringify({ by: owner }),
           },
-          rowFor(tokenId, rowId, 1),
-        );
+        });
       const rowA = randomUUID();
       const rowB = randomUUID();
       assert.equal(await settleAs('node-b', rowB), 'billed');
@@ -190,17 +175,124 @@ for (const [backend, targetFor] of BACKENDS) {
         leaseUntil: 60_000,
         expiresAt: 86_400_000,
       });
-      const outcome = await quota.settle(
-        tokenId,
-        {
-          reservationId: undefined,
-          idempotency: { scope: tokenId, key: 'key-2', owner: 'me', requestId: 'me', result: '{}' },
-          callerPresent: () => false,
-        },
-        rowFor(tokenId, randomUUID(), 1),
-      );
+      const outcome = await settle(quota, tokenId, randomUUID(), 1, {
+        present: false,
+        claim: { scope: tokenId, key: 'key-2', owner: 'me', requestId: 'me', result: '{}' },
+      });
       assert.equal(outcome, 'caller-gone');
       assert.equal(await keys.find(tokenId, 'key-2'), undefined);
+    });
+  });
+}
+
+for (const [backend, targetFor] of BACKENDS) {
+  describe(`settlement of asynchronous tasks on ${backend}`, () => {
+    it("ends a task still this node's SUCCEEDED with its bill, and bills nothing and writes no row for one ended elsewhere, in one group's transaction", async (t) => {
+      const nodes = await openNodes(t, targetFor, 1);
+      if (nodes === undefined) return;
+      const [database] = nodes as [Database];
+      const tokenId = await insertToken(database);
+      await new SqlTokenLimitsStore(database.db).update(tokenId, { imageQuota: 10 });
+      let transactions = 0;
+      const quota = new SqlQuotaStore({
+        db: database.db,
+        statements: {
+          dialect: database.statements.dialect,
+          rows: (statement, parameters) => database.statements.rows(statement, parameters),
+          run: (statement, parameters) => database.statements.run(statement, parameters),
+          transaction: (work) => {
+            transactions += 1;
+            return database.statements.transaction(work);
+          },
+        },
+      });
+      const tasks = createTaskStore(database.kind, database.db);
+      const submit = async (id: string) => {
+        const task = {
+          id,
+          requestId: `request-${id}`,
+          ledgerRowId: randomUUID(),
+          owner: 'acme',
+          tokenId,
+          account: 'acme',
+          issuer: 'gateway' as const,
+          model: MODEL_A,
+          request: '{}',
+          workspace: undefined,
+          resolveUploads: false,
+          reservationId: id,
+          submittedAt: 0,
+          expiresAt: 86_400_000,
+        };
+        assert.equal(await quota.reserve({ id, tokenId, images: 2 }, 0, 60_000), true);
+        assert.equal(await tasks.insert(task, undefined, { total: 10, perOwner: 10 }, 0), 'stored');
+        assert.equal(await tasks.handOver(id), true);
+        assert.equal((await tasks.claim('me', 0, 60_000))?.id, id);
+        return task;
+      };
+      const kept = await submit('kept');
+      const lost = await submit('lost');
+      // Another node found the second task's lease lapsed and ended it, with its own row.
+      const failedRow = settlementPlan(tokenId, { rowId: lost.ledgerRowId, delivered: 0 }).row;
+      failedRow.status = 503;
+      failedRow.errorCode = 'Overloaded';
+      const end = { state: 'FAILED' as const, errorCode: 'X', errorMessage: 'x', endedAt: 1 };
+      assert.equal(
+        await tasks.end(
+          'lost',
+          { state: 'RUNNING', runner: 'me' },
+          { ...end, expiresAt: 9 },
+          failedRow,
+        ),
+        true,
+      );
+      const completion = (id: string) => ({
+        id,
+        runner: 'me',
+        result: JSON.stringify({ id }),
+        endedAt: 5,
+        expiresAt: 50,
+      });
+      const before = transactions;
+      const [keptSettled, lostSettled] = await Promise.all(
+        [kept, lost].map((task) =>
+          quota.settle(
+            settlementPlan(tokenId, {
+              reservationId: task.id,
+              rowId: task.ledgerRowId,
+              delivered: 2,
+              task: completion(task.id),
+            }),
+          ),
+        ),
+      );
+      assert.equal(transactions - before, 1, 'both tasks settled in one transaction');
+      assert.equal(keptSettled?.outcome, 'billed');
+      assert.equal(lostSettled?.outcome, 'lease-lost');
+      assert.deepEqual(
+        [lostSettled?.row.status, lostSettled?.row.errorCode, lostSettled?.row.imagesBilled],
+        [503, 'LeaseLost', 0],
+        'the row that describes the outcome',
+      );
+      const ended = await tasks.find('kept');
+      assert.deepEqual(
+        [ended?.state, ended?.result, ended?.endedAt],
+        ['SUCCEEDED', JSON.stringify({ id: 'kept' }), 5],
+      );
+      assert.equal((await tasks.find('lost'))?.state, 'FAILED');
+      assert.deepEqual(await standing(database, tokenId), { used: 2, reserved: 0 });
+      assert.deepEqual(
+        [
+          (await rowOf(database, kept.ledgerRowId))?.status,
+          (await rowOf(database, kept.ledgerRowId))?.imagesBilled,
+        ],
+        [200, 2],
+      );
+      assert.deepEqual(
+        await rowOf(database, lost.ledgerRowId),
+        failedRow,
+        "the ending's row is left as it is",
+      );
     });
   });
 }

@@ -1,6 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
 import { STAND_IN_STATUS, type UsageRow } from '../../domain/usage-row.js';
-import { endClaim } from './claim-fence.js';
 import { GroupCommit } from '../../support/group-commit.js';
 import type { Database } from '../database/database.js';
 import { isDatabaseUnavailable } from '../database/database-unavailable.js';
@@ -10,22 +9,22 @@ import type {
   PendingReservation,
   PendingSettlement,
   ReservationRequest,
-  SettlementFence,
+  Settled,
   SettlementOutcome,
-  TaskCompletion,
+  SettlementPlan,
 } from './quota-types.js';
 import { reserveAtOnce, reserveTogether } from './reservation-group.js';
-import { settleAtOnce, settleTogether } from './settlement-group.js';
+import { settleGroup } from './settlement-group.js';
 import type { DatabaseSchema } from '../database/schema.js';
-import { completeTask } from '../task-store.js';
 import { writeLedgerRowsIn } from './ledger-writer.js';
 
 export type {
   ClaimFence,
   DeliveryFence,
   ReservationRequest,
-  SettlementFence,
+  Settled,
   SettlementOutcome,
+  SettlementPlan,
   TaskCompletion,
 } from './quota-types.js';
 
@@ -63,7 +62,7 @@ export class SqlQuotaStore {
   private readonly db: Kysely<DatabaseSchema>;
   private readonly statements: HotStatements;
   private readonly reservations: GroupCommit<PendingReservation, boolean>;
-  private readonly settlements: GroupCommit<PendingSettlement, SettlementOutcome>;
+  private readonly settlements: GroupCommit<PendingSettlement, Settled>;
 
   constructor(database: Pick<Database, 'db' | 'statements'>) {
     this.db = database.db;
@@ -80,13 +79,7 @@ export class SqlQuotaStore {
     });
     this.settlements = new GroupCommit({
       maxSize: MAX_GROUP,
-      execute: async (members) =>
-        (this.statements.dialect === 'postgres'
-          ? await settleAtOnce(this.statements, members)
-          : undefined) ??
-        this.statements.transaction((runner) =>
-          settleTogether(runner, this.statements.dialect, members),
-        ),
+      execute: (members) => settleGroup(this.statements, members),
       failsEveryone,
     });
   }
@@ -122,65 +115,16 @@ export class SqlQuotaStore {
 
   /**
    * Ends a request that produced images, in one transaction: frees its reservation, bills what it
-   * delivered, publishes its result under its Idempotency-Key and writes its ledger row, so a
-   * billed request always has its row and its replayable result. The leases are the fence: a
-   * reservation that lapsed and was reclaimed, or a key another node took over, bills nothing
-   * (`lease-lost`); a caller gone by the time of the commit bills nothing either (`caller-gone`).
-   * The row is built inside the transaction, so its timings include the waits for a connection
-   * and for locks.
+   * delivered, publishes its result under its Idempotency-Key, ends its task SUCCEEDED and writes
+   * its ledger row, so a billed request always has its row and its replayable result. The leases
+   * are the fence: a reservation that lapsed and was reclaimed, or a key or task another node took
+   * over, bills nothing (`lease-lost`); a caller gone by the time of the commit bills nothing either
+   * (`caller-gone`). Settlements that arrive together share one transaction (`settleGroup`). The
+   * row (`settledRow`) is built inside the transaction, so its timings include the waits for a
+   * connection and for locks.
    */
-  settle(
-    tokenId: string | undefined,
-    fence: SettlementFence,
-    rowFor: (outcome: SettlementOutcome) => UsageRow,
-  ): Promise<SettlementOutcome> {
-    // An asynchronous task's settlement also ends the task: rare, so it runs alone.
-    if (fence.task !== undefined) return this.settleTask(tokenId, fence, fence.task, rowFor);
-    return this.settlements.submit({ tokenId, fence, rowFor });
-  }
-
-  /**
-   * A task's settlement, in a transaction of its own: as `settle`, and the task must still be
-   * this node's to run; it ends SUCCEEDED in the same transaction as the bill.
-   */
-  private async settleTask(
-    tokenId: string | undefined,
-    fence: SettlementFence,
-    task: TaskCompletion,
-    rowFor: (outcome: SettlementOutcome) => UsageRow,
-  ): Promise<SettlementOutcome> {
-    return this.db.transaction().execute(async (trx) => {
-      const reserved =
-        fence.reservationId === undefined
-          ? undefined
-          : await this.dropReservation(trx, fence.reservationId);
-      let outcome: SettlementOutcome =
-        reserved === undefined || reserved >= 0
-          ? fence.callerPresent()
-            ? 'billed'
-            : 'caller-gone'
-          : 'lease-lost';
-      if (outcome === 'billed' && !(await completeTask(trx, task))) outcome = 'lease-lost';
-      if (fence.idempotency !== undefined) {
-        const claim = fence.idempotency;
-        const held = await endClaim(
-          trx,
-          claim,
-          outcome === 'billed' ? { result: claim.result, requestId: claim.requestId } : undefined,
-        );
-        if (!held) outcome = 'lease-lost';
-      }
-      const row = rowFor(outcome);
-      const billed = outcome === 'billed' ? row.imagesBilled - (fence.alreadyBilled ?? 0) : 0;
-      const freed = Math.max(0, reserved ?? 0);
-      if (tokenId !== undefined && (freed > 0 || billed > 0))
-        await this.charge(trx, tokenId, freed, billed);
-      // A task's row is written by whoever ends the task, under that ending's own condition: one
-      // that did not end here (it was ended elsewhere, or ends FAILED next) keeps its row as is.
-      if (outcome !== 'billed') return outcome;
-      await writeLedgerRowsIn(trx, [row]);
-      return outcome;
-    });
+  settle(plan: SettlementPlan): Promise<Settled> {
+    return this.settlements.submit({ plan, submittedAt: performance.now() });
   }
 
   /**
@@ -288,19 +232,6 @@ export class SqlQuotaStore {
       await writeLedgerRowsIn(trx, abandoned);
       return [...byToken.values()].reduce((sum, images) => sum + images, 0);
     });
-  }
-
-  private async dropReservation(
-    trx: Transaction<DatabaseSchema>,
-    reservationId: string,
-  ): Promise<number> {
-    const row = await trx
-      .deleteFrom('quota_reservations')
-      .where('id', '=', reservationId)
-      .returning('images')
-      .executeTakeFirst();
-    // -1: gone (lapsed and reclaimed); 0 is a reservation whose images were all billed already.
-    return row === undefined ? -1 : Number(row.images);
   }
 
   /** Moves a token's images: `freed` no longer reserved, `billed` used. */

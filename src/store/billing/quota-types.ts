@@ -26,19 +26,6 @@ export interface ClaimFence {
   result: string;
 }
 
-/** What a settlement must still hold to bill: the leases its request ran under. */
-export interface SettlementFence {
-  /** The request's quota reservation; when it is gone, it lapsed and was reclaimed. */
-  reservationId: string | undefined;
-  idempotency: ClaimFence | undefined;
-  /** False once the caller has gone; checked inside the transaction, before the bill. */
-  callerPresent: () => boolean;
-  /** An asynchronous task's: it must still be this node's to run, and ends SUCCEEDED with the bill. */
-  task?: TaskCompletion | undefined;
-  /** Images already billed one by one (`billDelivered`); the settlement bills only the rest. */
-  alreadyBilled?: number;
-}
-
 /** What billing images one by one, mid-request, must still hold: the settlement's leases. */
 export interface DeliveryFence {
   reservationId: string | undefined;
@@ -61,14 +48,6 @@ export interface TaskCompletion extends TaskFence {
 
 /** `billed`: the images are billed and may be delivered; otherwise nothing is billed. */
 export type SettlementOutcome = 'billed' | 'lease-lost' | 'caller-gone';
-
-/** One request's settlement as it waits for its group's transaction. */
-export interface PendingSettlement {
-  tokenId: string | undefined;
-  fence: SettlementFence;
-  /** Builds the request's ledger row once its outcome is known, inside the transaction. */
-  rowFor: (outcome: SettlementOutcome) => UsageRow;
-}
 
 /**
  * Everything a settlement needs, decided before it is sent: what it must still hold to bill (the
@@ -102,4 +81,11 @@ export interface SettlementPlan {
 export interface Settled {
   outcome: SettlementOutcome;
   row: UsageRow;
+}
+
+/** One request's settlement as it waits for its group. */
+export interface PendingSettlement {
+  plan: SettlementPlan;
+  /** When it was submitted, on the monotonic clock (`performance.now()`). */
+  submittedAt: number;
 }

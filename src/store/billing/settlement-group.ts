@@ -9,11 +9,19 @@ import {
   type StatementRunner,
   statementsByCount,
 } from './hot-statements.js';
-import { jsonParameter } from '../database/json-parameter.js';
-import { ledgerJson, ledgerJsonInsertText, writeLedgerRows } from './ledger-writer.js';
+import { writeLedgerRows } from './ledger-writer.js';
 import type { UsageRow } from '../../domain/usage-row.js';
-import type { ClaimFence, PendingSettlement, SettlementOutcome } from './quota-types.js';
-import { tokensLockedInIdOrder } from './token-locks.js';
+import type { ClaimFence, PendingSettlement, Settled } from './quota-types.js';
+import { settledRow } from './settled-row.js';
+import { fitsOneStatement, settleAtOnce } from './settlement-at-once.js';
+import {
+  callerGone,
+  endedAt,
+  type FencesFound,
+  newlyBilled,
+  outcomeOf,
+} from './settlement-decision.js';
+import { completeTask } from '../task-store.js';
 
 const dropReservations = statementsByCount(
   (count) =>
@@ -46,130 +54,66 @@ const chargeToken = new Statement(
 );
 
 /**
- * PostgreSQL only: frees the reservations, charges their tokens and writes the rows of a group in
- * one statement. The data-modifying WITH runs as one transaction of its own; its last line
- * divides by zero, undoing all of it, when a reservation was already gone. The tokens' rows are
- * locked first, in the order of their ids. The reservations' ids go in as an array (`= any`), as
- * the tokens' do, which the generic plan reads through the primary key; an `in (select ...)` over
- * the JSON was planned as a scan of every reservation in flight. Every group size shares the one
- * prepared text: ids, charges and rows are each one JSON parameter.
+ * Settles a group of requests, each by its plan, in one of two forms of the same settlement: on
+ * PostgreSQL, a group whose fences are all reservations and callers is tried as one statement
+ * (`settleAtOnce`); any other group, or one that statement did not apply to, in one transaction
+ * (`settleTogether`).
  */
-const freeChargeAndRecord = new Statement(
-  `with dropped as (
-     delete from quota_reservations where id in (
-       select id from quota_reservations where id = any(array(select jsonb_array_elements_text(?::jsonb)))
-       for update nowait)
-     returning token_id, images),
-   charges as (
-     select token_id, billed from jsonb_to_recordset(?::jsonb) as charge (token_id varchar, billed integer)),
-   ${tokensLockedInIdOrder('select token_id from charges')},
-   charged as (
-     update tokens set
-       images_reserved = images_reserved
-         - coalesce((select sum(images) from dropped where dropped.token_id = tokens.id), 0),
-       images_used = images_used + charges.billed
-     from charges join locked on locked.id = charges.token_id
-     where tokens.id = locked.id
-       and (charges.billed > 0 or exists (select 1 from dropped where dropped.token_id = tokens.id))),
-   recorded as (${ledgerJsonInsertText()})
-   select 1 / ((select count(*) from dropped) = ?::integer)::integer as whole`,
-);
-
-/** Whether `settleAtOnce`'s statement failed having changed nothing, for the transaction to judge. */
-function handsOver(error: unknown): boolean {
-  const { code, routine } = error as { code?: unknown; routine?: unknown };
-  // division_by_zero: a reservation was gone (lapsed and reclaimed, or named twice).
-  if (code === '22012') return true;
-  // lock_not_available, from NOWAIT: a reservation is locked (being renewed, reclaimed, waited
-  // on). The same code raised by the lock time-out (in ProcessInterrupts) is the token's row held
-  // too long: the database not serving, which the transaction would only wait out again.
-  return code === '55P03' && routine !== 'ProcessInterrupts';
-}
-
-/**
- * `members` settled by one statement, outside any transaction, on PostgreSQL: one round trip
- * instead of four and one more per token. Applies when the members hold no Idempotency-Key and
- * every reservation is still there and free to take; undefined otherwise, with nothing changed,
- * and the group goes through `settleTogether`.
- *
- * A caller's presence is read before the statement is sent, as the transaction reads it before
- * charging. NOWAIT keeps the statement from waiting on a reservation's lock, which a caller may
- * leave during; the transaction waits, and reads the caller's presence after the wait.
- */
-export async function settleAtOnce(
-  runner: StatementRunner,
+export async function settleGroup(
+  statements: HotStatements,
   members: readonly PendingSettlement[],
-): Promise<SettlementOutcome[] | undefined> {
-  const billedByToken = new Map<string, number>();
-  for (const member of members) {
-    if (member.fence.idempotency !== undefined) return undefined;
-    if (member.tokenId !== undefined) billedByToken.set(member.tokenId, 0);
-    // A reservation is charged back to its member's token; without one, the transaction judges.
-    else if (member.fence.reservationId !== undefined) return undefined;
+): Promise<Settled[]> {
+  if (statements.dialect === 'postgres' && fitsOneStatement(members)) {
+    const settled = await settleAtOnce(statements, members);
+    if (settled !== undefined) return settled;
   }
-  const reservationIds = reservationIdsOf(members);
-  const outcomes = members.map((member): SettlementOutcome =>
-    member.fence.callerPresent() ? 'billed' : 'caller-gone',
-  );
-  const rows = members.map((member, index) => member.rowFor(outcomes[index] ?? 'caller-gone'));
-  members.forEach((member, index) => {
-    if (outcomes[index] === 'billed' && member.tokenId !== undefined)
-      billedByToken.set(
-        member.tokenId,
-        (billedByToken.get(member.tokenId) ?? 0) + newlyBilled(member, rows[index]),
-      );
-  });
-  const charges = [...billedByToken].map(([tokenId, billed]) => ({ token_id: tokenId, billed }));
-  try {
-    await runner.rows(freeChargeAndRecord, [
-      jsonParameter(reservationIds),
-      jsonParameter(charges),
-      ledgerJson(rows),
-      reservationIds.length,
-    ]);
-  } catch (error) {
-    if (handsOver(error)) return undefined;
-    throw error;
-  }
-  return outcomes;
-}
-
-/** Images a billed member's row bills beyond those billed one by one before (an incremental stream). */
-function newlyBilled(member: PendingSettlement, row: UsageRow | undefined): number {
-  return Math.max(0, (row?.imagesBilled ?? 0) - (member.fence.alreadyBilled ?? 0));
+  return statements.transaction((runner) => settleTogether(runner, statements.dialect, members));
 }
 
 /**
  * Settles `members` in the one transaction `runner` is in, with a statement per kind of change
- * rather than per request: one DELETE frees every reservation, one UPDATE publishes every result
- * and one DELETE forgets every key left unpublished, one UPDATE per token charges it, one INSERT
- * writes every ledger row. Each member keeps exactly the fences of a settlement of its own: a
- * reservation that is gone or a claim no longer its own bills nothing (`lease-lost`), a caller
- * gone by now bills nothing (`caller-gone`), and its row is built here, inside the transaction.
+ * rather than per request: one DELETE frees every reservation, one UPDATE per task ends it, one
+ * UPDATE publishes every result and one DELETE forgets every key left unpublished, one UPDATE per
+ * token charges it, one INSERT writes every ledger row. Each member keeps exactly the fences of a
+ * settlement of its own: a reservation that is gone, a task or a claim no longer its own bills
+ * nothing (`lease-lost`), a caller gone by now bills nothing (`caller-gone`), and its row is
+ * built here, inside the transaction. A task's settlement that bills nothing writes no row: the
+ * task's row is written by whoever ends it, under that ending's own condition.
  */
-export async function settleTogether(
+async function settleTogether(
   runner: StatementRunner,
   dialect: HotStatements['dialect'],
   members: readonly PendingSettlement[],
-): Promise<SettlementOutcome[]> {
+): Promise<Settled[]> {
   const reserved = await dropHeld(runner, members);
   const settling = members.map((member, index): Settling => {
     const held = reserved[index];
-    const outcome: SettlementOutcome =
-      held === GONE ? 'lease-lost' : member.fence.callerPresent() ? 'billed' : 'caller-gone';
-    return { member, reserved: held === GONE ? 0 : (held ?? 0), outcome };
+    return {
+      member,
+      reserved: held === GONE ? 0 : (held ?? 0),
+      // The caller is read after the reservation's lock was waited for.
+      found: { reservationHeld: held !== GONE, callerGone: callerGone(member.plan) },
+    };
   });
+  for (const entry of settling) {
+    const { task } = entry.member.plan;
+    if (task !== undefined && outcomeOf(entry.found) === 'billed')
+      entry.found.taskKept = await completeTask(runner, task);
+  }
   await endClaims(runner, settling);
 
-  const rows = settling.map(({ member, outcome }) => member.rowFor(outcome));
+  const settled = settling.map(({ member, found }): Settled => {
+    const outcome = outcomeOf(found);
+    return { outcome, row: settledRow(member.plan, outcome, endedAt(member)) };
+  });
   const charges = new Map<string, { reserved: number; billed: number }>();
-  settling.forEach(({ member, reserved: held, outcome }, index) => {
-    if (member.tokenId === undefined) return;
-    const charge = charges.get(member.tokenId) ?? { reserved: 0, billed: 0 };
+  settling.forEach(({ member: { plan }, reserved: held }, index) => {
+    if (plan.tokenId === undefined) return;
+    const charge = charges.get(plan.tokenId) ?? { reserved: 0, billed: 0 };
+    const { outcome, row } = settled[index] as Settled;
     charge.reserved += held;
-    // Images billed one by one before (an incremental stream) are on the row, not charged twice.
-    if (outcome === 'billed') charge.billed += newlyBilled(member, rows[index]);
-    charges.set(member.tokenId, charge);
+    charge.billed += newlyBilled(plan, outcome, row);
+    charges.set(plan.tokenId, charge);
   });
   // A fixed order keeps two nodes from locking the same tokens in opposite orders.
   for (const tokenId of [...charges.keys()].sort()) {
@@ -177,16 +121,20 @@ export async function settleTogether(
     if (charge === undefined || (charge.reserved === 0 && charge.billed === 0)) continue;
     await runner.run(chargeToken, [charge.reserved, charge.billed, tokenId]);
   }
+  const rows: UsageRow[] = [];
+  settled.forEach(({ outcome, row }, index) => {
+    if (outcome === 'billed' || members[index]?.plan.task === undefined) rows.push(row);
+  });
   // A request whose reservation was reclaimed replaces the stand-in row left for it.
   await writeLedgerRows(runner, dialect, rows);
-  return settling.map(({ outcome }) => outcome);
+  return settled;
 }
 
 interface Settling {
   member: PendingSettlement;
   /** Images its reservation held; 0 without one, or when it was already gone. */
   reserved: number;
-  outcome: SettlementOutcome;
+  found: FencesFound;
 }
 
 /** A reservation already gone when its settlement came: it lapsed and was reclaimed. */
@@ -200,14 +148,16 @@ async function dropHeld(
   runner: StatementRunner,
   members: readonly PendingSettlement[],
 ): Promise<(number | undefined)[]> {
-  const ids = reservationIdsOf(members);
+  const ids: string[] = [];
+  for (const { plan } of members)
+    if (plan.reservationId !== undefined) ids.push(plan.reservationId);
   const freed = new Map<string, number>();
   if (ids.length > 0) {
     for (const row of await runner.rows(dropReservations(ids.length), ids))
       freed.set(String(row.id), Number(row.images));
   }
-  return members.map((member) => {
-    const id = member.fence.reservationId;
+  return members.map(({ plan }) => {
+    const id = plan.reservationId;
     if (id === undefined) return undefined;
     const images = freed.get(id) ?? GONE;
     // A reservation is freed once: a second member naming it finds it gone, as it would alone.
@@ -218,17 +168,16 @@ async function dropHeld(
 
 /**
  * Ends the members' Idempotency-Key claims: published with the result when billed, forgotten
- * otherwise. A member whose claim is no longer its own (another node took it over) becomes
- * `lease-lost`.
+ * otherwise. A member whose claim is no longer its own (another node took it over) has lost it.
  */
 async function endClaims(runner: StatementRunner, settling: readonly Settling[]): Promise<void> {
   const claimed: { entry: Settling; claim: ClaimFence }[] = [];
   for (const entry of settling) {
-    const claim = entry.member.fence.idempotency;
+    const { claim } = entry.member.plan;
     if (claim !== undefined) claimed.push({ entry, claim });
   }
-  const publish = claimed.filter(({ entry }) => entry.outcome === 'billed');
-  const forget = claimed.filter(({ entry }) => entry.outcome !== 'billed');
+  const publish = claimed.filter(({ entry }) => outcomeOf(entry.found) === 'billed');
+  const forget = claimed.filter(({ entry }) => outcomeOf(entry.found) !== 'billed');
   const held = new Set<string>();
   const note = (rows: readonly ResultRow[]) => {
     for (const row of rows)
@@ -252,17 +201,8 @@ async function endClaims(runner: StatementRunner, settling: readonly Settling[])
     ]);
     note(await runner.rows(forgetClaims(forget.length), parameters));
   }
-  for (const { entry, claim } of claimed) {
-    if (!held.has(claimName(claim.scope, claim.key, claim.owner))) entry.outcome = 'lease-lost';
-  }
-}
-
-/** The reservations the members hold, in member order (a loop: see parametersOf). */
-function reservationIdsOf(members: readonly PendingSettlement[]): string[] {
-  const ids: string[] = [];
-  for (const member of members)
-    if (member.fence.reservationId !== undefined) ids.push(member.fence.reservationId);
-  return ids;
+  for (const { entry, claim } of claimed)
+    entry.found.claimKept = held.has(claimName(claim.scope, claim.key, claim.owner));
 }
 
 function claimName(scope: string, key: string, owner: string): string {
