@@ -11,7 +11,9 @@ import type { RateLimiter } from '../src/admission/rate-limiter.js';
 import { RedisRateLimiter } from '../src/admission/redis-rate-limiter.js';
 import type { Principal } from '../src/domain/principal.js';
 import { loadConfig } from '../src/config/load-config.js';
-import { RequestAccount } from '../src/ledger/request-account.js';
+import { rowLabelsFor } from '../test/helpers/row-labels.js';
+import { describe, emptyOutcome } from '../src/ledger/generation-outcome.js';
+import { usageRowOf } from '../src/ledger/usage-row-of.js';
 import {
   type Database,
   type DatabaseTarget,
@@ -115,21 +117,20 @@ async function tokenWithLimits(admission: AdmissionServices, database: Database,
  * and quota), then settle (which writes its ledger row) and free the gate's slot.
  */
 async function admitAndSettle(admission: AdmissionServices, principal: Principal) {
-  const account = new RequestAccount(randomUUID(), Date.now());
   const pass = await admission.admission.pass(principal);
   const ticket = await admission.admission.admit({
     principal,
     request: REQUEST,
     maxImages: 2,
-    account,
+    labels: rowLabelsFor(randomUUID(), principal.tokenId),
   });
   await ticket.settle({
     imagesDelivered: 2,
     imagesReceived: 2,
     width: 2048,
     height: 2048,
-    result: () => '{}',
-    callerPresent: () => true,
+    result: {},
+    caller: new AbortController().signal,
   });
   await pass.release();
 }
@@ -175,14 +176,13 @@ async function benchBackend(backend: Backend): Promise<BenchRow[]> {
     for (const callers of CROWD_SIZES) crowds.push(await crowd(admission, limited, callers));
 
     const store = new SqlUsageStore(backend.database);
-    const rows = Array.from({ length: 10_000 }, () => {
-      const draft = new RequestAccount(randomUUID(), Date.now());
-      draft.describe(REQUEST, 2);
-      return draft.toRow(
-        { tokenId: limited.tokenId, account: 'bench' },
-        { status: 429, costMicros: 0, endedAt: Date.now() },
-      );
-    });
+    const rows = Array.from({ length: 10_000 }, () =>
+      usageRowOf(
+        { ...rowLabelsFor(randomUUID(), limited.tokenId), account: 'bench' },
+        emptyOutcome(describe(REQUEST)),
+        { status: 429, code: 'Throttling.RateQuota', endedAt: Date.now() },
+      ),
+    );
     const writeStarted = process.hrtime.bigint();
     for (let start = 0; start < rows.length; start += 500)
       await store.insert(rows.slice(start, start + 500));

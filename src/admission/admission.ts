@@ -1,7 +1,8 @@
 import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
 import type { GenerationRequest } from '../domain/generation-request.js';
-import type { RequestAccount } from '../ledger/request-account.js';
+import type { RowLabels } from '../ledger/row-labels.js';
+import type { Settled } from '../store/billing/quota-types.js';
 import type { CertificateCapacity, CheckedCertificate } from '../storage/upload-policy.js';
 
 export interface AdmissionRequest {
@@ -9,12 +10,16 @@ export interface AdmissionRequest {
   request: GenerationRequest;
   /** The most images this request can produce: what must be reserved against the quota. */
   maxImages: number;
-  /** The request's accounting; settlement writes its ledger row together with the billing. */
-  account: RequestAccount;
+  /** The request's row labels: settlement writes its ledger row together with the billing. */
+  labels: RowLabels;
+  /** The Idempotency-Key claim the request runs under: its settlement publishes the result. */
+  claim?: { scope: string; key: string; owner: string } | undefined;
+  /** The asynchronous task the request runs as: its settlement ends the task SUCCEEDED. */
+  task?: { id: string; runner: string; resultTtlMs: number } | undefined;
 }
 
 /** What is known about a request's attempt, for its ledger row. */
-export interface FailureDetails {
+export interface AttemptFacts {
   /** The channel tried last, when the engine names one. */
   channel?: string | undefined;
   /** Time the upstream took; without it, the time from admission to the end is recorded. */
@@ -25,15 +30,18 @@ export interface FailureDetails {
   imagesReceived?: number | undefined;
 }
 
-export interface Settlement extends FailureDetails {
+export interface Settlement extends AttemptFacts {
   /** The images the answer will hold: what is billed. Never more than the request's `n`. */
   imagesDelivered: number;
   width: number;
   height: number;
-  /** JSON of the result, published under the request's Idempotency-Key when billed. */
-  result: () => string;
-  /** False once the caller has gone: then nothing is billed. */
-  callerPresent: () => boolean;
+  /** The result, published under the request's Idempotency-Key (or on its task) when billed. */
+  result: object;
+  /**
+   * Aborted once the caller has gone: then nothing is billed. Absent when the answer was handed
+   * over already: the caller's presence is no fence then.
+   */
+  caller?: { readonly aborted: boolean } | undefined;
   /**
    * The answer holding the images was handed to the caller's connection before this bill: a
    * settlement that bills nothing (its reservation or key lapsed) still records them delivered.
@@ -41,14 +49,24 @@ export interface Settlement extends FailureDetails {
   handedOver?: boolean;
 }
 
+export type { Settled } from '../store/billing/quota-types.js';
+
+/** What a request billed image by image before it ended (an incremental stream). */
+export interface BilledSoFar {
+  imagesDelivered: number;
+  imagesBilled: number;
+  costMicros: number;
+}
+
 /** A reservation held while a request runs; exactly one of settle or release ends it. */
 export interface AdmissionTicket {
   /**
-   * Bills the images delivered, frees the rest of the reservation and records the request. Throws
-   * CallerGone, or 503 Overloaded when its reservation or key lapsed meanwhile: nothing is
-   * billed then, and nothing may be delivered.
+   * Bills the images delivered, frees the rest of the reservation and records the request, in one
+   * transaction. Unless it comes back `billed`, nothing was billed (the caller gone, the
+   * reservation or key lapsed) and nothing may be delivered. Throws when the database cannot say
+   * (503 Overloaded).
    */
-  settle(settlement: Settlement): Promise<void>;
+  settle(settlement: Settlement): Promise<Settled>;
   /**
    * Bills `images` that have just reached the caller's connection, before the request settles
    * (an incremental stream): they count as delivered whatever becomes of the bill. Under the
@@ -58,7 +76,7 @@ export interface AdmissionTicket {
    */
   billDelivered(images: number): Promise<void>;
   /** Frees everything held without billing what was not billed yet. Never throws. */
-  release(error: unknown, details?: FailureDetails): Promise<void>;
+  release(): Promise<BilledSoFar>;
 }
 
 /** Allowed models and quota reservation, checked after validation, before any engine is called. */

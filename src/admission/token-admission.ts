@@ -3,11 +3,12 @@ import { timeOrderedUuid } from '../support/time-ordered-id.js';
 import type { ImagePrices } from '../domain/image-prices.js';
 import type { ModelId } from '../domain/models.js';
 import type { Principal } from '../domain/principal.js';
-import { CallerGone } from '../errors/caller-gone.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { costOf } from '../ledger/prices.js';
-import type { RequestAccount } from '../ledger/request-account.js';
-import { STAND_IN_STATUS, type UsageRow } from '../domain/usage-row.js';
+import { emptyOutcome, type RequestDescription } from '../ledger/generation-outcome.js';
+import { standInRowOf, usageRowOf } from '../ledger/usage-row-of.js';
+import type { UsageRow } from '../domain/usage-row.js';
+import { leaseLost } from './lease-lost.js';
 import type {
   DeliveryFence,
   ReservationRequest,
@@ -24,7 +25,6 @@ import type {
   Admission,
   AdmissionRequest,
   AdmissionTicket,
-  FailureDetails,
   GatePass,
   ModelAccess,
   RequestGate,
@@ -145,7 +145,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
       } catch (error) {
         return Promise.reject(error);
       }
-      return Promise.resolve(this.ticket(admission.principal, admission.account, undefined));
+      return Promise.resolve(this.ticket(admission.principal, admission, undefined));
     }
     return this.admitReserving(admission);
   }
@@ -153,7 +153,7 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
   private async admitReserving(admission: AdmissionRequest): Promise<AdmissionTicket> {
     const reservationId = await this.reserveFor(admission);
     if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
-    return this.ticket(admission.principal, admission.account, reservationId);
+    return this.ticket(admission.principal, admission, reservationId);
   }
 
   /**
@@ -162,13 +162,13 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
    * that runs the task resumes it, or the task is canceled.
    */
   async reserveFor(admission: AdmissionRequest): Promise<string | undefined> {
-    const { principal, request, account } = admission;
+    const { principal, request } = admission;
     const tokenId = principal.tokenId;
     if (tokenId === undefined) return undefined;
     const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
     checkModelAllowed(limits, request.model);
     if (limits.imageQuota === undefined) return undefined;
-    return this.reserve(tokenId, limits, admission.maxImages, abandonedRow(account, principal));
+    return this.reserve(tokenId, limits, admission.maxImages, abandonedRow(admission));
   }
 
   /**
@@ -180,10 +180,10 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
     admission: AdmissionRequest,
     reservationId: string | undefined,
   ): Promise<AdmissionTicket> {
-    const { principal, account } = admission;
+    const { principal } = admission;
     const tokenId = principal.tokenId;
     if (reservationId === undefined || tokenId === undefined)
-      return this.ticket(principal, account, undefined);
+      return this.ticket(principal, admission, undefined);
     const expiresAt = this.options.now() + this.options.leaseTtlMs;
     if (!(await this.options.quota.extend(reservationId, expiresAt))) {
       const limits = (await this.options.limits.find(tokenId)) ?? NO_LIMITS;
@@ -191,12 +191,12 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
         tokenId,
         limits,
         admission.maxImages,
-        abandonedRow(account, principal),
+        abandonedRow(admission),
         reservationId,
       );
     }
     this.reservations.hold(reservationId, reservationId);
-    return this.ticket(principal, account, reservationId);
+    return this.ticket(principal, admission, reservationId);
   }
 
   /** Frees a task's reservation without billing (a canceled or failed task). Never throws. */
@@ -327,76 +327,73 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
    */
   private ticket(
     principal: Principal,
-    account: RequestAccount,
+    admission: AdmissionRequest,
     reservationId: string | undefined,
   ): AdmissionTicket {
-    const admittedAt = this.options.now();
+    const { labels, claim } = admission;
+    const description = describeAdmitted(admission);
+    const costOfImages = (images: number) => costOf(this.options.prices, description.model, images);
     let ended = false;
     /** Images handed over one by one so far (an incremental stream), and those of them billed. */
     let deliveredSoFar = 0;
     let billedSoFar = 0;
-    const note = (details: FailureDetails) => {
-      if (details.channel !== undefined) account.channel = details.channel;
-      account.upstreamMs = details.upstreamMs ?? this.options.now() - admittedAt;
-      account.imagesReported = details.imagesReported;
-      account.imagesReceived = details.imagesReceived ?? 0;
-    };
     return {
       settle: async (settlement: Settlement) => {
-        if (ended) return;
-        note(settlement);
-        account.outputSize = `${settlement.width}*${settlement.height}`;
-        const { outcome, row } = await this.settleHeld(
+        if (ended) throw new Error('settle after the ticket ended');
+        const settled = await this.settleHeld(
           principal,
-          account,
+          admission,
           reservationId,
           settlement,
           billedSoFar,
         );
         ended = true;
-        account.rowWritten(row);
-        if (outcome === 'lease-lost') throw leaseLost();
-        if (outcome === 'caller-gone') throw new CallerGone();
+        return settled;
       },
       billDelivered: async (images: number) => {
         if (ended) throw new Error('billDelivered after the ticket ended');
         // Handed over already: delivered, whether or not the bill below goes through.
         deliveredSoFar += images;
+        const billed = billedSoFar + images;
         let outcome: SettlementOutcome;
         try {
           outcome = await this.options.quota.billDelivered(
             principal.tokenId,
             {
               reservationId,
-              idempotency: account.idempotency,
-              standInRow: this.partlyBilledRow(account, principal, billedSoFar + images),
+              idempotency: claim,
+              standInRow: standInRowOf(
+                labels,
+                Object.assign(emptyOutcome(description), {
+                  imagesDelivered: billed,
+                  imagesBilled: billed,
+                  costMicros: costOfImages(billed),
+                }),
+              ),
             },
             images,
           );
         } catch (error) {
           // The commit may have gone through with its answer lost: then the images are billed,
           // and delivered, as the stand-in row it wrote says.
-          if (!(await this.billedDespite(account.rowId, billedSoFar + images))) throw error;
+          if (!(await this.billedDespite(labels.rowId, billed))) throw error;
           outcome = 'billed';
         }
         if (outcome !== 'billed') throw leaseLost();
-        billedSoFar += images;
-        account.imagesDelivered = deliveredSoFar;
-        account.imagesBilled = billedSoFar;
+        billedSoFar = billed;
       },
-      release: async (error: unknown, details: FailureDetails = {}) => {
-        if (ended) return;
-        ended = true;
-        note(details);
-        // A caller who left mid-stream, even one whose answer still ended cleanly on this side.
-        if (error instanceof CallerGone) account.callerLeft();
-        // What was billed one by one stays billed; only the rest is freed. An image handed over
-        // whose bill then failed is delivered unbilled, and the row says so.
-        account.imagesDelivered = deliveredSoFar;
-        account.imagesBilled = billedSoFar;
-        account.partialCostMicros = costOf(this.options.prices, account.model, billedSoFar);
-        if (billedSoFar === 0) account.outputSize = undefined;
-        await this.releaseReservation(principal, reservationId);
+      release: async () => {
+        if (!ended) {
+          ended = true;
+          await this.releaseReservation(principal, reservationId);
+        }
+        // What was billed one by one stays billed; only the rest was freed. An image handed over
+        // whose bill then failed is delivered unbilled.
+        return {
+          imagesDelivered: deliveredSoFar,
+          imagesBilled: billedSoFar,
+          costMicros: costOfImages(billedSoFar),
+        };
       },
     };
   }
@@ -408,83 +405,68 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
    */
   private async settleHeld(
     principal: Principal,
-    account: RequestAccount,
+    admission: AdmissionRequest,
     reservationId: string | undefined,
     settlement: Settlement,
     alreadyBilled: number,
   ): Promise<Settled> {
-    const claim = account.idempotency;
-    const task = account.task;
+    const { labels, claim, task } = admission;
+    const description = describeAdmitted(admission);
     const endedAt = this.options.now();
     const handedOver = settlement.handedOver === true;
     const delivered = settlement.imagesDelivered;
-    const row = account.toRow(principal, {
-      status: 200,
-      costMicros: costOf(this.options.prices, account.model, delivered),
-      endedAt,
-    });
-    Object.assign(row, {
-      imagesDelivered: delivered,
-      imagesBilled: delivered,
-      errorCode: undefined,
-    });
+    const result =
+      claim !== undefined || task !== undefined ? JSON.stringify(settlement.result) : '';
     const plan: SettlementPlan = {
       tokenId: principal.tokenId,
       reservationId,
       claim:
         claim === undefined
           ? undefined
-          : Object.assign({}, claim, { requestId: account.requestId, result: settlement.result() }),
+          : Object.assign({}, claim, { requestId: labels.requestId, result }),
       task:
         task === undefined
           ? undefined
           : {
               id: task.id,
               runner: task.runner,
-              result: settlement.result(),
+              result,
               endedAt,
               expiresAt: endedAt + task.resultTtlMs,
             },
       // Handed over: the caller has the images, whatever becomes of its connection.
-      caller: handedOver
-        ? undefined
-        : {
-            get aborted() {
-              return !settlement.callerPresent();
-            },
-          },
+      caller: handedOver ? undefined : settlement.caller,
       alreadyBilled,
       handedOver,
-      row,
-      imageCostMicros: costOf(this.options.prices, account.model, 1),
+      row: usageRowOf(
+        labels,
+        {
+          description,
+          channel: settlement.channel,
+          upstreamMs: settlement.upstreamMs,
+          imagesReported: settlement.imagesReported,
+          imagesReceived: settlement.imagesReceived ?? 0,
+          imagesDelivered: delivered,
+          imagesBilled: delivered,
+          costMicros: costOf(this.options.prices, description.model, delivered),
+          outputSize: `${settlement.width}*${settlement.height}`,
+        },
+        { status: 200, code: undefined, endedAt },
+      ),
+      imageCostMicros: costOf(this.options.prices, description.model, 1),
     };
     if (reservationId !== undefined) this.reservations.drop(reservationId);
-    let settled: Settled;
     try {
-      settled = await this.options.quota.settle(plan);
+      return await this.options.quota.settle(plan);
     } catch (error) {
-      if (!(await this.settledDespite(account.rowId))) {
-        if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
-        // The statement may have reached the server, which can still commit it once it answers
-        // again (a frozen or overloaded database): the caller is not told that nothing was billed.
-        if (isDatabaseUnavailable(error)) throw billingUnconfirmed(error);
-        throw error;
-      }
-      settled = { outcome: 'billed', row: settledRow(plan, 'billed', this.options.now()) };
+      if (await this.settledDespite(labels.rowId))
+        return { outcome: 'billed', row: settledRow(plan, 'billed', this.options.now()) };
+      if (reservationId !== undefined) this.reservations.hold(reservationId, reservationId);
+      // The statement may have reached the server, which can still commit it once it answers
+      // again (a frozen or overloaded database): the caller is not told that nothing was billed.
+      if (isDatabaseUnavailable(error)) throw billingUnconfirmed(error);
+      throw error;
     }
-    account.imagesBilled = settled.row.imagesBilled;
-    account.imagesDelivered = settled.row.imagesDelivered;
-    account.errorCode = settled.row.errorCode;
-    return settled;
-  }
-
-  /** The stand-in row of a request that has billed `billed` images one by one so far. */
-  private partlyBilledRow(account: RequestAccount, principal: Principal, billed: number): UsageRow {
-    const row = abandonedRow(account, principal);
-    row.imagesDelivered = billed;
-    row.imagesBilled = billed;
-    row.costMicros = costOf(this.options.prices, account.model, billed);
-    return row;
   }
 
   /** After a settlement failed: whether its transaction committed all the same. */
@@ -553,23 +535,18 @@ function billingUnconfirmed(cause: unknown): GatewayError {
   return error;
 }
 
-function leaseLost(): GatewayError {
-  return new GatewayError(
-    'Overloaded',
-    'this request was held up in the gateway past its reservation, which has lapsed; nothing was billed, retry it',
-    { 'Retry-After': '1' },
-  );
+/** What an admitted request asked for, as its rows describe it. */
+function describeAdmitted(admission: AdmissionRequest): RequestDescription {
+  return {
+    model: admission.request.model,
+    mode: admission.request.mode,
+    imagesRequested: admission.maxImages,
+  };
 }
 
 /** The row a reclaimed reservation leaves: nothing produced, nothing billed, no answer sent. */
-function abandonedRow(account: RequestAccount, principal: Principal): UsageRow {
-  const row = account.toRow(principal, {
-    status: STAND_IN_STATUS,
-    costMicros: 0,
-    endedAt: account.receivedAt,
-  });
-  row.errorCode = 'Abandoned';
-  return row;
+function abandonedRow(admission: AdmissionRequest): UsageRow {
+  return standInRowOf(admission.labels, emptyOutcome(describeAdmitted(admission)));
 }
 
 /** The rate headers of an allowed request; a refused one throws 429 with them. */

@@ -2,12 +2,13 @@ import { ChannelFailure } from './channel-failure.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { maxImagesOf } from '../domain/generation-request.js';
 import type { ModelId } from '../domain/models.js';
-import type {
-  Engine,
-  EngineImage,
-  EngineJob,
-  EngineOutput,
-  ProducedImage,
+import {
+  type Engine,
+  type EngineImage,
+  type EngineJob,
+  type EngineOutput,
+  type ProducedImage,
+  FailedAfterProduction,
 } from '../engine/engine.js';
 import type { ResultStore } from '../storage/result-store.js';
 import type { AttemptFailure, AttemptResult } from './attempt-result.js';
@@ -98,17 +99,22 @@ export class ChannelRouter implements Engine {
       if (result.ok) {
         channel.health.breaker.succeeded();
         channel.health.succeeded(attemptUpstreamMs);
-        job.reportProduced?.({
+        const produced = {
           channel: name,
           upstreamMs: attemptUpstreamMs,
           imagesReported: result.output.imagesReported,
           imagesReceived: result.output.images.length,
-        });
-        // The caller left while the upstream worked: its report is recorded, nothing delivered.
-        job.signal.throwIfAborted();
-        const images = keepsUpstreamUrls(channel, job)
-          ? result.output.images
-          : await this.rehost(channel, result.output.images, job);
+        };
+        let images: EngineImage[];
+        try {
+          // The caller left while the upstream worked: its report is recorded, nothing delivered.
+          job.signal.throwIfAborted();
+          images = keepsUpstreamUrls(channel, job)
+            ? result.output.images
+            : await this.rehost(channel, result.output.images, job);
+        } catch (error) {
+          throw new FailedAfterProduction(error, produced);
+        }
         const output: EngineOutput = {
           images,
           width: result.output.width,

@@ -19,16 +19,26 @@ export interface EngineJob {
    */
   storeImages?: boolean;
   /**
-   * Told as soon as an upstream has produced the job's images, before they are fetched: what was
-   * produced is a cost even if fetching them fails or the caller leaves meanwhile.
-   */
-  reportProduced?: (produced: ProducedReport) => void;
-  /**
    * Told of each image as soon as it is produced, with its place in the answer, so that it can be
    * delivered before the rest (an incremental stream). An engine that produces a group image by
    * image calls it once per image; one that answers at once may not call it at all.
    */
   onImage?: (image: EngineImage, index: number) => void;
+}
+
+/**
+ * A job whose upstream produced its images, and which failed after that (the caller left, fetching
+ * or storing the images failed): what was produced is a cost all the same, which the ledger
+ * records. `error` is the failure itself.
+ */
+export class FailedAfterProduction extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly produced: ProducedReport,
+  ) {
+    super('failed after the upstream produced the images', { cause: error });
+    this.name = 'FailedAfterProduction';
+  }
 }
 
 /** What an upstream produced for a job, for the ledger. */

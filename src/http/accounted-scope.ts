@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RequestGate } from '../admission/admission.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { CallerGone } from '../errors/caller-gone.js';
@@ -21,6 +21,10 @@ export interface AccountedScopeOptions {
   now: () => number;
   /** How the scope's errors are worded; the gateway's own error body when absent. */
   errorShape?: ErrorShape | undefined;
+  /** The front door a request of the scope came in by, as its ledger row names it. */
+  frontDoorOf: (request: FastifyRequest) => string;
+  /** The model a request refused before validation names; its JSON body's `model` when absent. */
+  modelNamedBy?: ((request: FastifyRequest) => unknown) | undefined;
 }
 
 /**
@@ -41,13 +45,9 @@ export function registerAccountedScope(
     if (options.gate !== undefined) addGateHooks(scope, options.gate);
     if (options.idempotency !== undefined) addIdempotencyHooks(scope, options.idempotency);
     scope.setErrorHandler((error, request, reply) => {
-      if (error instanceof CallerGone) {
-        // The ledger row says so.
-        request.account?.callerLeft();
-        return answerCallerGone(request, reply);
-      }
+      // The ledger row says so: the connection's close comes before the answer's end.
+      if (error instanceof CallerGone) return answerCallerGone(request, reply);
       const known = gatewayErrorOf(error, request);
-      request.account?.failed(known);
       notReplayed(reply);
       return sendError(reply, known, options.errorShape);
     });

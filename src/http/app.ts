@@ -36,7 +36,9 @@ import { addCorsHooks } from './hooks/cors.js';
 import { KEEP_ALIVE_MS } from './event-stream-reply.js';
 import { SETTINGS } from '../config/settings.js';
 import type { Authenticator } from '../auth/authenticator.js';
+import { OPENAI_FRONT_DOOR } from '../domain/front-door.js';
 import {
+  dashScopeFrontDoorOf,
   registerGenerationMethodGuard,
   registerGenerationRoute,
 } from './routes/generation-route.js';
@@ -49,6 +51,7 @@ import { registerUploadRoutes, type UploadRouteOptions } from './routes/upload-r
 import { registerUsageRoute } from './routes/usage-route.js';
 import {
   OPENAI_ERROR_SHAPE,
+  openAiModelNamedBy,
   registerOpenAiImageRoutes,
   registerOpenAiModelRoutes,
 } from './routes/openai-routes.js';
@@ -283,6 +286,7 @@ function registerGenerationDoors(
       gate: deps.gate,
       idempotency: deps.idempotency,
       now,
+      frontDoorOf: dashScopeFrontDoorOf,
     },
     (scope) => {
       addServerTimingHooks(scope);
@@ -307,6 +311,8 @@ function registerGenerationDoors(
       idempotency: deps.idempotency,
       now,
       errorShape: OPENAI_ERROR_SHAPE,
+      frontDoorOf: () => OPENAI_FRONT_DOOR,
+      modelNamedBy: openAiModelNamedBy,
     },
     (scope) => {
       addServerTimingHooks(scope);

@@ -1,5 +1,4 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorCode } from '../errors/error-table.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { errorBody, GatewayError } from '../errors/gateway-error.js';
 import {
@@ -37,11 +36,19 @@ function fromFastifyError(error: FastifyError): GatewayError | undefined {
   return undefined;
 }
 
-/** The code of the error each request was answered with; every error body goes through sendError. */
-const answeredCodes = new WeakMap<FastifyRequest, ErrorCode>();
+/**
+ * The error each request was answered with: every error body goes through sendError, and an event
+ * stream's error event through `answeredWithError`.
+ */
+const answeredErrors = new WeakMap<FastifyRequest, GatewayError>();
 
-export function answeredErrorCode(request: FastifyRequest): ErrorCode | undefined {
-  return answeredCodes.get(request);
+export function answeredError(request: FastifyRequest): GatewayError | undefined {
+  return answeredErrors.get(request);
+}
+
+/** Notes the error a request was answered with, as an error body or an event stream's last event. */
+export function answeredWithError(request: FastifyRequest, error: GatewayError): void {
+  answeredErrors.set(request, error);
 }
 
 /** How a front door words its errors: the body, and headers its clients read beside it. */
@@ -58,7 +65,7 @@ export function sendError(
   error: GatewayError,
   shape: ErrorShape = GATEWAY_ERROR_SHAPE,
 ): FastifyReply {
-  answeredCodes.set(reply.request, error.code);
+  answeredWithError(reply.request, error);
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   for (const [name, value] of Object.entries(shape.headers?.(error) ?? {}))
     reply.header(name, value);

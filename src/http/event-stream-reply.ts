@@ -4,10 +4,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { GenerationRequest } from '../domain/generation-request.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import type { StreamEventData } from '../generation/stream-events.js';
-import type { RequestAccount } from '../ledger/request-account.js';
 import type { LevelGauge } from '../metrics/level-gauge.js';
 import { handedOver, stillOpen } from './connection-handover.js';
-import { gatewayErrorOf } from './error-reply.js';
+import { answeredWithError, gatewayErrorOf } from './error-reply.js';
 import { errorEvent, EVENT_STREAM_TYPE, KEEP_ALIVE_COMMENT, resultEvent } from './sse-framing.js';
 
 /** Proxies commonly cut a connection idle for 30-60 s; a comment twice as often keeps it open. */
@@ -53,7 +52,6 @@ export class EventStreamReply {
 
   constructor(
     private readonly reply: FastifyReply,
-    private readonly account: RequestAccount,
     keepAliveMs: number,
     /** Streams started and not yet closed, moved up at the start and down at the close. */
     private readonly openStreams: LevelGauge | undefined,
@@ -96,13 +94,14 @@ export class EventStreamReply {
 
   /**
    * Ends a started stream after a failure: with an error event, unless the caller is gone (then
-   * there is nobody to tell, and the ledger row says 499). The row records the real outcome.
+   * there is nobody to tell, and the ledger row says 499). The row records the error's status, as
+   * if it had been answered on its own, though the stream's head said 200.
    */
   fail(error: unknown): FastifyReply {
     const callerGone = error instanceof CallerGone || this.reply.raw.destroyed;
     if (!callerGone) {
       const known = gatewayErrorOf(error, this.reply.request);
-      this.account.failedMidAnswer(known);
+      answeredWithError(this.reply.request, known);
       this.write(errorEvent(this.nextId++, known, this.reply.request.id));
     }
     return this.end();

@@ -1,14 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
+import type { GenerationRequest } from '../domain/generation-request.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import type {
+  Generation,
   GenerationContext,
   GenerationResult,
   GenerationService,
   UnbilledGeneration,
 } from '../generation/generation-service.js';
+import { describe, emptyOutcome, replayOutcome } from '../ledger/generation-outcome.js';
 import { principalOf } from './hooks/authentication.js';
-import { accountOf } from './hooks/ledger.js';
+import { followOutcome, rowLabelsOf } from './hooks/ledger.js';
 import { CancellationSource } from '../support/cancellation.js';
 import { answeringReplay } from './hooks/idempotency.js';
 import type { PublicOrigins } from './public-origins.js';
@@ -49,7 +51,8 @@ function withUrls(result: GenerationResult, present: Presenter): GenerationResul
  * a billed request (Idempotency-Key) gets the first result; otherwise the pipeline runs, bills the
  * images before they are answered, and stops when the caller goes away. Either way the URLs
  * answered name this request's origin (PublicOrigins): a result is stored, and replayed, as the
- * pipeline produced it.
+ * pipeline produced it. The request's ledger row follows what the run came to; a failed run
+ * throws its error, to be answered.
  */
 export async function runGeneration(
   request: FastifyRequest,
@@ -62,8 +65,9 @@ export async function runGeneration(
     generation.generate(generationRequest, context),
   );
   if ('requestId' in run) return run;
+  if (!run.ok) throw run.error;
   return {
-    result: withUrls(run, options.origins.presenterFor(request.host)),
+    result: withUrls(run.result, options.origins.presenterFor(request.host)),
     requestId: request.id,
   };
 }
@@ -83,23 +87,25 @@ export async function runUnbilledGeneration(
     generation.generateUnbilled(generationRequest, context),
   );
   if ('requestId' in run) return run;
+  if (!run.ok) throw run.error;
   const present = options.origins.presenterFor(request.host);
   return { result: withUrls(run.result, present), requestId: request.id, unbilled: run };
 }
 
+type Failed = Extract<Generation, { ok: false }>;
+
 /** A replay's result, or what `start` made of the request's generation while its caller stayed. */
-async function runUntilStored<T>(
+async function runUntilStored<T extends Generation | UnbilledGeneration>(
   request: FastifyRequest,
   reply: FastifyReply,
   generationRequest: GenerationRequest,
   options: RunOptions,
   start: (context: GenerationContext) => Promise<T>,
-): Promise<RunResult | T> {
-  const account = accountOf(request);
+): Promise<RunResult | T | Failed> {
   if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
   const replay = request.idempotentReplay;
   if (replay !== undefined) {
-    account.replayOf(generationRequest, maxImagesOf(generationRequest), replay.result);
+    followOutcome(request, Promise.resolve(replayOutcome(generationRequest, replay.result)));
     answeringReplay(reply);
     const present = options.origins.presenterFor(request.host);
     return { result: withUrls(replay.result, present), requestId: replay.requestId };
@@ -109,9 +115,11 @@ async function runUntilStored<T>(
     requestId: request.id,
     principal: principalOf(request),
     signal: abort,
-    account,
+    labels: rowLabelsOf(request),
   };
   // Set one by one rather than spread from objects made for the purpose, on every request.
+  const claim = request.idempotencyClaim;
+  if (claim !== undefined) context.claim = claim.fence;
   if (options.storeImages === true) context.storeImages = true;
   if (options.resolveUploads === true) context.resolveUploads = true;
   const { handOver } = options;
@@ -126,7 +134,17 @@ async function runUntilStored<T>(
   };
   whenClosed(reply, onClose);
   try {
-    return await account.track(start(context));
+    // A generation answers its failures as values; anything it throws all the same is one too.
+    const run = start(context).catch((error: unknown): Failed => ({
+      ok: false,
+      error,
+      outcome: emptyOutcome(describe(generationRequest)),
+    }));
+    followOutcome(
+      request,
+      run.then((ended) => ended.outcome),
+    );
+    return await run;
   } finally {
     reply.raw.off('close', onClose);
   }

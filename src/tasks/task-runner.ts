@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { taskAccount } from './task-account.js';
+import { taskLabels } from './task-labels.js';
 import { randomUUID } from 'node:crypto';
 import type {
   AdmissionRequest,
@@ -8,11 +8,19 @@ import type {
   TaskReservations,
 } from '../admission/admission.js';
 import type { TokenStanding } from '../auth/authenticator.js';
-import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
+import type { GenerationRequest } from '../domain/generation-request.js';
 import type { TaskRecord } from '../domain/task.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GenerationService } from '../generation/generation-service.js';
-import { CALLER_GONE_STATUS, type RequestAccount } from '../ledger/request-account.js';
+import { LEDGER_CODES } from '../errors/error-table.js';
+import {
+  describe,
+  describeRefused,
+  emptyOutcome,
+  type GenerationOutcome,
+  type RequestDescription,
+} from '../ledger/generation-outcome.js';
+import { usageRowOf } from '../ledger/usage-row-of.js';
 import type { TaskExpectation, TaskStore } from '../store/task-store.js';
 import { purgeInBatches } from '../support/batched-purge.js';
 import { Heartbeat } from '../support/heartbeat.js';
@@ -225,37 +233,41 @@ export class TaskRunner {
   private async run(task: TaskRecord, signal: AbortSignal): Promise<void> {
     const { admission, generation } = this.options;
     const principal = principalOfTask(task);
-    const account = taskAccount(task);
-    account.task = { id: task.id, runner: this.nodeId, resultTtlMs: TASK_RESULT_TTL_MS };
     let request: GenerationRequest | undefined;
+    let failed: { error: unknown; outcome?: GenerationOutcome };
     try {
       request = validateRequest(JSON.parse(task.request));
       await this.checkStanding(task);
-      await generation.generate(request, {
+      const ended = await generation.generate(request, {
         requestId: task.requestId,
         principal,
         signal,
-        account,
+        labels: taskLabels(task),
+        task: { id: task.id, runner: this.nodeId, resultTtlMs: TASK_RESULT_TTL_MS },
         ...(task.resolveUploads ? { resolveUploads: true } : {}),
         admission: { admit: (admitted) => this.resumeUnderClaim(task, admitted) },
       });
+      if (ended.ok) return;
+      failed = ended;
     } catch (error) {
-      if (error instanceof TaskClaimLost) {
-        // Whoever ended the task wrote its row and gave its reservation back.
-        this.options.log.warn({ task_id: task.id }, error.message);
-        await admission.releaseReserved(principal, task.reservationId);
-        return;
-      }
-      const failure = signal.aborted
-        ? shutDownMidTask()
-        : taskFailureOf(error, task.id, this.options.log);
-      if (request !== undefined && account.model === undefined)
-        account.describe(request, maxImagesOf(request));
-      await this.guarded('ending a failed task', () =>
-        this.endFailed(task, account, failure, { state: 'RUNNING', runner: this.nodeId }),
-      );
-      await admission.releaseReserved(principal, task.reservationId);
+      failed = { error };
     }
+    if (failed.error instanceof TaskClaimLost) {
+      // Whoever ended the task wrote its row and gave its reservation back.
+      this.options.log.warn({ task_id: task.id }, failed.error.message);
+      await admission.releaseReserved(principal, task.reservationId);
+      return;
+    }
+    const failure = signal.aborted
+      ? shutDownMidTask()
+      : taskFailureOf(failed.error, task.id, this.options.log);
+    const outcome =
+      failed.outcome ??
+      emptyOutcome(request === undefined ? describedTask(task) : describe(request));
+    await this.guarded('ending a failed task', () =>
+      this.endFailed(task, outcome, failure, { state: 'RUNNING', runner: this.nodeId }),
+    );
+    await admission.releaseReserved(principal, task.reservationId);
   }
 
   /**
@@ -273,7 +285,7 @@ export class TaskRunner {
     try {
       await this.keepClaim(task);
     } catch (error) {
-      await ticket.release(error);
+      await ticket.release();
       throw error;
     }
     return ticket;
@@ -298,14 +310,16 @@ export class TaskRunner {
 
   private async endFailed(
     task: TaskRecord,
-    account: RequestAccount,
+    outcome: GenerationOutcome,
     failure: GatewayError,
     expected: TaskExpectation,
   ): Promise<boolean> {
     const now = this.options.now();
-    account.failed(failure);
-    account.imagesDelivered = 0;
-    account.imagesBilled = 0;
+    const unbilled = Object.assign({}, outcome, {
+      imagesDelivered: 0,
+      imagesBilled: 0,
+      costMicros: 0,
+    });
     return this.options.store.end(
       task.id,
       expected,
@@ -316,7 +330,11 @@ export class TaskRunner {
         endedAt: now,
         expiresAt: now + TASK_RESULT_TTL_MS,
       },
-      account.toRow(task, { status: failure.status, costMicros: 0, endedAt: now }),
+      usageRowOf(taskLabels(task), unbilled, {
+        status: failure.status,
+        code: failure.code,
+        endedAt: now,
+      }),
     );
   }
 
@@ -331,18 +349,12 @@ export class TaskRunner {
     for (const task of lapsed) {
       // Its runner is alive here: it renews the lease again once it can, and ends the task itself.
       if (task.runner === this.nodeId && this.running.has(task.id)) continue;
-      const account = taskAccount(task);
-      try {
-        const request = validateRequest(JSON.parse(task.request));
-        account.describe(request, maxImagesOf(request));
-      } catch {
-        account.model = task.model;
-      }
+      const outcome = emptyOutcome(describedTask(task));
       const ended =
         task.state === 'PENDING'
-          ? await this.endUnannounced(task, account, now)
+          ? await this.endUnannounced(task, outcome, now)
           : task.runner !== undefined &&
-            (await this.endFailed(task, account, runnerLost(), {
+            (await this.endFailed(task, outcome, runnerLost(), {
               state: 'RUNNING',
               runner: task.runner,
               lapsedBy: now,
@@ -359,10 +371,9 @@ export class TaskRunner {
   /** A task whose id the gateway cannot say reached its caller: canceled, 499 CallerGone. */
   private async endUnannounced(
     task: TaskRecord,
-    account: RequestAccount,
+    outcome: GenerationOutcome,
     now: number,
   ): Promise<boolean> {
-    account.callerLeft();
     const ended = unannounced();
     return this.options.store.end(
       task.id,
@@ -374,7 +385,11 @@ export class TaskRunner {
         endedAt: now,
         expiresAt: now + TASK_RESULT_TTL_MS,
       },
-      account.toRow(task, { status: CALLER_GONE_STATUS, costMicros: 0, endedAt: now }),
+      usageRowOf(taskLabels(task), outcome, {
+        status: LEDGER_CODES.CallerGone.status,
+        code: 'CallerGone',
+        endedAt: now,
+      }),
     );
   }
 
@@ -398,5 +413,14 @@ export class TaskRunner {
     } catch (error) {
       this.options.log.warn({ err: String(error) }, `${what} failed`);
     }
+  }
+}
+
+/** What a task asked for, from its stored request; its model alone when that no longer validates. */
+function describedTask(task: TaskRecord): RequestDescription | undefined {
+  try {
+    return describe(validateRequest(JSON.parse(task.request)));
+  } catch {
+    return describeRefused(task.model);
   }
 }

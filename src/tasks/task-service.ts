@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { taskAccount } from './task-account.js';
+import { taskLabels } from './task-labels.js';
 import type { TaskReservations } from '../admission/admission.js';
 import { type GenerationRequest, maxImagesOf } from '../domain/generation-request.js';
 import type { Principal } from '../domain/principal.js';
 import type { TaskFilter, TaskRecord, TaskState } from '../domain/task.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { RequestAccount } from '../ledger/request-account.js';
-import { CALLER_GONE_STATUS } from '../ledger/request-account.js';
+import { describe, emptyOutcome } from '../ledger/generation-outcome.js';
+import type { RowLabels } from '../ledger/row-labels.js';
+import { usageRowOf } from '../ledger/usage-row-of.js';
+import { LEDGER_CODES } from '../errors/error-table.js';
 import { type QueuePlace, SubmissionClaimLost, type TaskStore } from '../store/task-store.js';
 import { IMAGE_URL_VALIDITY_SECONDS } from '../storage/signed-url.js';
 import { PerKeySlots } from '../support/per-key-slots.js';
@@ -36,8 +38,10 @@ export interface Submission {
   request: GenerationRequest;
   requestId: string;
   principal: Principal;
-  /** The submission's accounting: its row becomes the task's row, written when the task ends. */
-  account: RequestAccount;
+  /** The submission's row labels: its row becomes the task's row, written when the task ends. */
+  labels: RowLabels;
+  /** The Idempotency-Key claim it runs under: the task's id is published under it. */
+  claim?: { scope: string; key: string; owner: string } | undefined;
   /** `X-DashScope-OssResourceResolve: enable` was sent: the task's `oss://` inputs name uploads. */
   resolveUploads: boolean;
   /** True once the caller's connection has closed: no task is stored for a caller who left. */
@@ -96,16 +100,14 @@ export class TaskService {
   constructor(private readonly options: TaskServiceOptions) {}
 
   async submit(submission: Submission): Promise<HeldSubmission> {
-    const { request, principal, account } = submission;
+    const { request, principal, labels, claim } = submission;
     const maxImages = maxImagesOf(request);
-    account.describe(request, maxImages);
     const { store, admission, queueLimit } = this.options;
     const ownerBound =
       (await admission.pendingTasksAllowed(principal)) ?? this.options.queueLimitPerToken;
-    const reservationId = await admission.reserveFor({ principal, request, maxImages, account });
+    const reservationId = await admission.reserveFor({ principal, request, maxImages, labels });
     const taskId = randomUUID();
-    const claim = account.idempotency;
-    const submittedAt = account.receivedAt;
+    const submittedAt = labels.receivedAt;
     let place: QueuePlace;
     try {
       if (submission.callerGone()) throw new CallerGone();
@@ -113,14 +115,14 @@ export class TaskService {
         {
           id: taskId,
           requestId: submission.requestId,
-          ledgerRowId: account.rowId,
+          ledgerRowId: labels.rowId,
           owner: ownerOf(principal),
           tokenId: principal.tokenId,
           account: principal.account,
           issuer: principal.issuer,
           model: request.model,
           request: JSON.stringify(submission.body),
-          workspace: account.workspace,
+          workspace: labels.workspace,
           resolveUploads: submission.resolveUploads,
           reservationId,
           submittedAt,
@@ -151,7 +153,6 @@ export class TaskService {
       throw queueRefusal(place, place === 'queue-full' ? queueLimit : ownerBound);
     }
     // The task's row, with this request's id, is written when the task ends.
-    account.recorded = true;
     return {
       taskId,
       handedOver: () => this.handedOver(taskId),
@@ -176,12 +177,11 @@ export class TaskService {
     submission: Submission,
     reservationId: string | undefined,
   ): Promise<void> {
-    const { account, principal } = submission;
+    const { labels, principal, request, claim } = submission;
     const now = this.options.now();
-    account.callerLeft();
-    const row = account.toRow(principal, {
-      status: CALLER_GONE_STATUS,
-      costMicros: 0,
+    const row = usageRowOf(labels, emptyOutcome(describe(request)), {
+      status: LEDGER_CODES.CallerGone.status,
+      code: 'CallerGone',
       endedAt: now,
     });
     try {
@@ -197,7 +197,7 @@ export class TaskService {
           expiresAt: now + TASK_RESULT_TTL_MS,
         },
         row,
-        account.idempotency,
+        claim,
       );
       if (ended) await this.options.admission.releaseReserved(principal, reservationId);
     } catch (error) {
@@ -223,10 +223,7 @@ export class TaskService {
     const task = await this.find(principal, taskId);
     if (task.state !== 'PENDING') throw notCancelable(task.id, task.state);
     const now = this.options.now();
-    const account = taskAccount(task);
     const request = validateRequest(JSON.parse(task.request));
-    account.describe(request, maxImagesOf(request));
-    account.errorCode = CANCELED_CODE;
     const end = {
       state: 'CANCELED' as const,
       errorCode: CANCELED_CODE,
@@ -234,7 +231,11 @@ export class TaskService {
       endedAt: now,
       expiresAt: now + TASK_RESULT_TTL_MS,
     };
-    const row = account.toRow(task, { status: CALLER_GONE_STATUS, costMicros: 0, endedAt: now });
+    const row = usageRowOf(taskLabels(task), emptyOutcome(describe(request)), {
+      status: LEDGER_CODES.CallerGone.status,
+      code: CANCELED_CODE,
+      endedAt: now,
+    });
     if (!(await this.options.store.end(task.id, { state: 'PENDING' }, end, row))) {
       const current = await this.options.store.find(task.id);
       throw notCancelable(task.id, current?.state ?? 'RUNNING');

@@ -1,4 +1,4 @@
-import { RequestAccount } from '../../src/ledger/request-account.js';
+import { rowLabelsFor } from '../helpers/row-labels.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
@@ -283,10 +283,10 @@ describe('an unreachable rate limiter', () => {
     const principal = { tokenId: 'tok_x', account: 'a', admin: false, issuer: 'gateway' as const };
     const request = validateRequest(modelABody());
     for (let i = 0; i < 3; i++) {
-      const account = new RequestAccount(`r${i}`, Date.now());
       const pass = await admission.pass(principal);
-      const ticket = await admission.admit({ principal, request, maxImages: 1, account });
-      await ticket.release(new Error('done'));
+      const labels = rowLabelsFor(`r${i}`, principal.tokenId);
+      const ticket = await admission.admit({ principal, request, maxImages: 1, labels });
+      await ticket.release();
       await pass.release();
     }
     assert.equal(warnings.length, 1, 'reported once, not per request');

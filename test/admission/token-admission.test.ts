@@ -6,7 +6,7 @@ import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { NO_LIMITS, type TokenLimits } from '../../src/domain/token-limits.js';
 import type { Principal } from '../../src/domain/principal.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { RequestAccount } from '../../src/ledger/request-account.js';
+import { rowLabelsFor } from '../helpers/row-labels.js';
 import { silentLog } from '../../src/support/log.js';
 import { validateRequest } from '../../src/validate/validate-request.js';
 import { acceptingQuota } from '../helpers/accepting-quota.js';
@@ -57,7 +57,7 @@ function admitting(admission: TokenAdmission, caller: Principal = principal) {
     principal: caller,
     request,
     maxImages: 2,
-    account: new RequestAccount('req-1', Date.now()),
+    labels: rowLabelsFor('req-1'),
   });
 }
 
@@ -66,12 +66,12 @@ describe('TokenAdmission.admit', () => {
     const { admission, asked } = admissionWith(t, limitsOf({}), true);
     const ticket = await admitting(admission);
     assert.deepEqual(asked, { finds: 0, reservations: [] });
-    await ticket.release(new Error('done'));
+    await ticket.release();
   });
 
   it('admits a token without a limits row, remembered as such, as one without limits', async (t) => {
     const { admission, asked } = admissionWith(t, undefined, true);
-    await (await admitting(admission)).release(new Error('done'));
+    await (await admitting(admission)).release();
     assert.deepEqual(asked, { finds: 0, reservations: [] });
   });
 
@@ -83,20 +83,20 @@ describe('TokenAdmission.admit', () => {
       admin: false,
       issuer: 'external',
     };
-    await (await admitting(admission, external)).release(new Error('done'));
+    await (await admitting(admission, external)).release();
     assert.deepEqual(asked, { finds: 0, reservations: [] });
   });
 
   it('looks the limits up when they are not at hand, and still reserves nothing without a quota', async (t) => {
     const { admission, asked } = admissionWith(t, limitsOf({}), false);
-    await (await admitting(admission)).release(new Error('done'));
+    await (await admitting(admission)).release();
     assert.deepEqual(asked, { finds: 1, reservations: [] });
   });
 
   it('reserves the request’s images when the token has a quota, its limits at hand or not', async (t) => {
     for (const remembered of [true, false]) {
       const { admission, asked } = admissionWith(t, limitsOf({ imageQuota: 10 }), remembered);
-      await (await admitting(admission)).release(new Error('done'));
+      await (await admitting(admission)).release();
       assert.deepEqual(asked.reservations, [2], `limits at hand: ${remembered}`);
     }
   });

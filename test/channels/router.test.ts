@@ -5,13 +5,8 @@ import Fastify from 'fastify';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { ChannelFailure } from '../../src/channels/channel-failure.js';
 import type { ChannelConfig } from '../../src/config/channel-config.js';
-import type {
-  Engine,
-  EngineJob,
-  EngineOutput,
-  PngImage,
-  ProducedReport,
-} from '../../src/engine/engine.js';
+import type { Engine, EngineJob, EngineOutput, PngImage } from '../../src/engine/engine.js';
+import { FailedAfterProduction } from '../../src/engine/engine.js';
 import { CallerGone } from '../../src/errors/caller-gone.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { registerImageRoutes } from '../../src/http/routes/image-routes.js';
@@ -32,11 +27,14 @@ import {
 
 type Storage = Awaited<ReturnType<typeof temporaryStorage>>;
 
+/** The error a generation fails with; one after the upstream produced carries what it produced. */
 async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
   try {
     await promise;
   } catch (error) {
     if (error instanceof GatewayError) return error;
+    if (error instanceof FailedAfterProduction && error.error instanceof GatewayError)
+      return error.error;
     throw error;
   }
   assert.fail('expected the request to fail');
@@ -340,16 +338,20 @@ describe('the channel router', () => {
     primary.script({ kind: 'succeed', images: 2, imageCount: 2, delayMs: 300 });
     const caller = new AbortController();
     const job = jobFor(requestBody(MODEL_A, { n: 2 }), { signal: caller.signal });
-    const reports: ProducedReport[] = [];
-    job.reportProduced = (report) => reports.push(report);
     const submitted = submissions(primary);
     const generating = engine.generate(job);
     await eventually(() => submissions(primary) > submitted, 5000, 'the upstream is working');
     caller.abort(new CallerGone());
-    await assert.rejects(generating, CallerGone);
+    const failure = await generating.then(
+      () => assert.fail('the caller left'),
+      (error: unknown) => error,
+    );
+    assert.ok(failure instanceof FailedAfterProduction, 'the failure carries what was produced');
+    assert.ok(failure.error instanceof CallerGone);
+    const { produced } = failure;
     assert.deepEqual(
-      reports.map((report) => [report.channel, report.imagesReported, report.imagesReceived]),
-      [['ds-primary', 2, 2]],
+      [produced.channel, produced.imagesReported, produced.imagesReceived],
+      ['ds-primary', 2, 2],
     );
     assert.equal(submissions(backup), 0, 'nothing is sent elsewhere for a caller who left');
   });

@@ -4,7 +4,9 @@ import { PassThrough } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_B } from '../../src/domain/models.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
-import { CALLER_GONE_STATUS } from '../../src/ledger/request-account.js';
+import { LEDGER_CODES } from '../../src/errors/error-table.js';
+
+const CALLER_GONE_STATUS = LEDGER_CODES.CallerGone.status;
 import { eventually } from '../helpers/waits.js';
 import { gate } from '../helpers/billing-gateway.js';
 import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';

@@ -3,7 +3,9 @@ import { PassThrough } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
 import OpenAI from 'openai';
 import { MODEL_B } from '../../src/domain/models.js';
-import { CALLER_GONE_STATUS } from '../../src/ledger/request-account.js';
+import { LEDGER_CODES } from '../../src/errors/error-table.js';
+
+const CALLER_GONE_STATUS = LEDGER_CODES.CallerGone.status;
 import { eventually, gate } from '../helpers/billing-gateway.js';
 import { connectionsOpen } from '../helpers/server-connections.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';

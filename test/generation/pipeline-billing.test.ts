@@ -1,7 +1,8 @@
-import { RequestAccount } from '../../src/ledger/request-account.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Admission, FailureDetails, Settlement } from '../../src/admission/admission.js';
+import type { Admission, Settled, Settlement } from '../../src/admission/admission.js';
+import type { RowLabels } from '../../src/ledger/row-labels.js';
+import { billedRow } from '../helpers/row-labels.js';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
 import { GenerationPipeline } from '../../src/generation/generation-pipeline.js';
 import { shapeResponse } from '../../src/generation/response-shape.js';
@@ -14,6 +15,22 @@ import {
   routerFor,
   temporaryStorage,
 } from '../channels/channel-fixtures.js';
+
+function labels(requestId: string): RowLabels {
+  return {
+    rowId: `row-${requestId}`,
+    requestId,
+    receivedAt: Date.now(),
+    tokenId: 't',
+    account: 'a',
+    frontDoor: 'dashscope',
+    workspace: undefined,
+  };
+}
+
+/** A settlement that bills: what a ticket answers when every fence held. */
+const BILLED: Settled = { outcome: 'billed', row: billedRow('t', 0) };
+const NOTHING_BILLED = { imagesDelivered: 0, imagesBilled: 0, costMicros: 0 };
 
 describe('billing what the upstream produced', () => {
   let fake: FakeDashScope;
@@ -41,9 +58,12 @@ describe('billing what the upstream produced', () => {
       async admit(request) {
         reserved.push(request.maxImages);
         return {
-          settle: async (settlement) => void settlements.push(settlement),
+          settle: async (settlement) => {
+            settlements.push(settlement);
+            return BILLED;
+          },
           billDelivered: async () => assert.fail('not an incremental stream'),
-          release: async () => undefined,
+          release: async () => NOTHING_BILLED,
         };
       },
     };
@@ -55,12 +75,14 @@ describe('billing what the upstream produced', () => {
     });
     fake.script({ kind: 'succeed', images: 3, imageCount: 3 });
     const request = validateRequest(requestBody(MODEL_A, { enable_sequential: true }));
-    const result = await pipeline.generate(request, {
+    const generation = await pipeline.generate(request, {
       requestId: 'billing-1',
       principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
       signal: new AbortController().signal,
-      account: new RequestAccount('billing-1', Date.now()),
+      labels: labels('billing-1'),
     });
+    assert.ok(generation.ok);
+    const { result } = generation;
     assert.deepEqual(reserved, [12]);
     assert.equal(settlements.length, 1);
     assert.equal(settlements[0]?.imagesDelivered, 3);
@@ -80,14 +102,17 @@ describe('billing what the upstream produced', () => {
     );
   });
 
-  it('releases a failed request naming the channel that failed, for its ledger row', async () => {
-    const released: (FailureDetails | undefined)[] = [];
+  it('releases a failed request and answers an outcome naming the channel that failed, for its ledger row', async () => {
+    let released = 0;
     const admission: Admission = {
       async admit() {
         return {
           settle: async () => assert.fail('nothing to settle'),
           billDelivered: async () => assert.fail('not an incremental stream'),
-          release: async (_error, details) => void released.push(details),
+          release: async () => {
+            released++;
+            return NOTHING_BILLED;
+          },
         };
       },
     };
@@ -98,18 +123,18 @@ describe('billing what the upstream produced', () => {
       results: storage.results,
     });
     fake.script({ kind: 'error', status: 500, code: 'InternalError', message: 'broke' });
-    await assert.rejects(
-      pipeline.generate(validateRequest(requestBody(MODEL_A)), {
-        requestId: 'billing-2',
-        principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
-        signal: new AbortController().signal,
-        account: new RequestAccount('billing-2', Date.now()),
-      }),
-      { code: 'UpstreamError' },
-    );
-    assert.equal(released.length, 1);
-    assert.equal(released[0]?.channel, 'ds-primary');
-    assert.equal(typeof released[0]?.upstreamMs, 'number');
+    const generation = await pipeline.generate(validateRequest(requestBody(MODEL_A)), {
+      requestId: 'billing-2',
+      principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
+      signal: new AbortController().signal,
+      labels: labels('billing-2'),
+    });
+    assert.equal(generation.ok, false);
+    assert.equal((generation as { error: { code?: string } }).error.code, 'UpstreamError');
+    assert.equal(released, 1);
+    assert.equal(generation.outcome.channel, 'ds-primary');
+    assert.equal(typeof generation.outcome.upstreamMs, 'number');
+    assert.deepEqual([generation.outcome.imagesDelivered, generation.outcome.imagesBilled], [0, 0]);
   });
 
   it('delivers and bills at most n when the upstream sends more, recording the extras', async () => {
@@ -117,7 +142,10 @@ describe('billing what the upstream produced', () => {
     const admission: Admission = {
       async admit() {
         return {
-          settle: async (settlement) => void settlements.push(settlement),
+          settle: async (settlement) => {
+            settlements.push(settlement);
+            return BILLED;
+          },
           billDelivered: async () => assert.fail('not an incremental stream'),
           release: async () => assert.fail('nothing to release'),
         };
@@ -131,12 +159,14 @@ describe('billing what the upstream produced', () => {
     });
     fake.script({ kind: 'succeed', images: 3, imageCount: 3 });
     const request = validateRequest(requestBody(MODEL_A, { n: 2 }));
-    const result = await pipeline.generate(request, {
+    const generation = await pipeline.generate(request, {
       requestId: 'billing-3',
       principal: { tokenId: 't', account: 'a', admin: false, issuer: 'gateway' },
       signal: new AbortController().signal,
-      account: new RequestAccount('billing-3', Date.now()),
+      labels: labels('billing-3'),
     });
+    assert.ok(generation.ok);
+    const { result } = generation;
     assert.equal(result.imageUrls.length, 2);
     assert.deepEqual(
       [

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { RequestAccount } from '../../src/ledger/request-account.js';
+import { billedRow } from './row-labels.js';
 import type { SettlementPlan } from '../../src/store/billing/quota-types.js';
 
 export interface PlanOptions {
@@ -21,14 +20,7 @@ export function settlementPlan(
   options: PlanOptions = {},
 ): SettlementPlan {
   const delivered = options.delivered ?? 1;
-  const account = new RequestAccount(randomUUID(), Date.now());
-  account.imagesReceived = options.received ?? delivered;
-  account.imagesDelivered = delivered;
-  account.imagesBilled = delivered;
-  const row = account.toRow(
-    { tokenId, account: 'acme' },
-    { status: 200, costMicros: 0, endedAt: Date.now() },
-  );
+  const row = billedRow(tokenId, delivered, options.received ?? delivered);
   if (options.rowId !== undefined) row.id = options.rowId;
   const present = options.present ?? true;
   return {

@@ -12,10 +12,8 @@ import type { GenerationRequest } from '../../src/domain/generation-request.js';
 import { MODEL_A } from '../../src/domain/models.js';
 import type { Principal } from '../../src/domain/principal.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import type {
-  GenerationContext,
-  GenerationResult,
-} from '../../src/generation/generation-service.js';
+import { describe as describeRequest, emptyOutcome } from '../../src/ledger/generation-outcome.js';
+import type { GenerationContext, Generation } from '../../src/generation/generation-service.js';
 import { buildApp } from '../../src/http/app.js';
 import {
   createResultStorage,
@@ -62,10 +60,7 @@ function capturedLog() {
 
 describe('the request log line and Server-Timing', () => {
   const log = capturedLog();
-  let generate: (
-    request: GenerationRequest,
-    context: GenerationContext,
-  ) => Promise<GenerationResult>;
+  let generate: (request: GenerationRequest, context: GenerationContext) => Promise<Generation>;
   const app = buildApp({
     config: { routePrefix: '/vendor', maxBodyBytes: 4096, logLevel: 'info' },
     authenticator: {
@@ -100,21 +95,26 @@ describe('the request log line and Server-Timing', () => {
     });
 
   it('logs one line per generation with its token id, model, images and timings, and no secrets', async () => {
-    generate = async (request, { account }) => {
-      // What the pipeline and settlement note on the account.
-      account.describe(request, 2);
-      account.channel = 'primary';
-      account.upstreamMs = 40;
-      account.storageMs = 5.25;
-      account.imagesDelivered = 2;
-      account.imagesBilled = 2;
-      return {
+    generate = async (request) => ({
+      ok: true,
+      result: {
         imageUrls: ['https://img.test/a.png?signature=s1', 'https://img.test/b.png?signature=s2'],
         width: 1024,
         height: 1024,
         tokens: { input: 0, output: 0 },
-      };
-    };
+      },
+      // What the pipeline and settlement say the request came to.
+      outcome: {
+        description: { ...describeRequest(request), imagesRequested: 2 },
+        channel: 'primary',
+        upstreamMs: 40,
+        storageMs: 5.25,
+        imagesReceived: 2,
+        imagesDelivered: 2,
+        imagesBilled: 2,
+        costMicros: 0,
+      },
+    });
     const response = await post(modelABody({ n: 2 }, [{ text: PROMPT }]));
     assert.equal(response.statusCode, 200, response.body);
     const line = await log.requestLine(String(response.headers['x-request-id']));
@@ -174,12 +174,11 @@ describe('the request log line and Server-Timing', () => {
     assert.equal(tooLarge.statusCode, 413);
     assert.match(String(tooLarge.headers['server-timing']), /^gateway;dur=\d+(\.\d)?$/);
 
-    generate = async (request, { account }) => {
-      account.describe(request, 1);
-      account.channel = 'primary';
-      account.upstreamMs = 25;
-      throw new GatewayError('NoAvailableChannel', 'every channel failed');
-    };
+    generate = async (request) => ({
+      ok: false,
+      error: new GatewayError('NoAvailableChannel', 'every channel failed'),
+      outcome: { ...emptyOutcome(describeRequest(request)), channel: 'primary', upstreamMs: 25 },
+    });
     const failed = await post(modelABody());
     assert.equal(failed.statusCode, 503);
     assert.match(
@@ -196,8 +195,7 @@ describe('the request log line and Server-Timing', () => {
   it('logs a caller who leaves before the answer as 499 CallerGone', async () => {
     let started: () => void = () => undefined;
     const running = new Promise<void>((resolve) => (started = resolve));
-    generate = (request, { account, signal }) => {
-      account.describe(request, 1);
+    generate = (_request, { signal }) => {
       started();
       return new Promise((_resolve, reject) =>
         signal.addEventListener('abort', () => reject(signal.reason as Error)),

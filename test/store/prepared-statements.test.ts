@@ -13,7 +13,7 @@ import {
 import { SqlQuotaStore } from '../../src/store/billing/quota-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
-import { RequestAccount } from '../../src/ledger/request-account.js';
+import { billedRow } from '../helpers/row-labels.js';
 import { insertToken } from '../helpers/database-backends.js';
 import { postgresTarget } from '../helpers/postgres.js';
 
@@ -75,11 +75,7 @@ it('runs the PostgreSQL request path as the same prepared statements whatever th
   if (set === undefined) return;
   const { database, tokenId, quota, preparedStatements } = set;
   const usage = new SqlUsageStore(database);
-  const row = () =>
-    new RequestAccount(randomUUID(), Date.now()).toRow(
-      { tokenId, account: 'acme' },
-      { status: 200, costMicros: 0, endedAt: Date.now() },
-    );
+  const row = () => Object.assign(billedRow(tokenId, 0), { imagesReceived: 0 });
   // Groups on either side of PREPARED_UP_TO_ROWS: reservations and settlements submitted in the
   // same turn of the event loop go in one group, and the ledger's rows of one call in one insert.
   for (const size of [PREPARED_UP_TO_ROWS + 9, 3, 4 * PREPARED_UP_TO_ROWS]) {

@@ -7,7 +7,7 @@ import { type AdmissionServices, openAdmission } from '../../src/bootstrap/open-
 import type { Principal } from '../../src/domain/principal.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { GatewayError } from '../../src/errors/gateway-error.js';
-import { RequestAccount } from '../../src/ledger/request-account.js';
+import { billedRow, rowLabelsFor } from '../helpers/row-labels.js';
 import type { UsageRow } from '../../src/domain/usage-row.js';
 import type { Database } from '../../src/store/database/database.js';
 import { SqlQuotaStore } from '../../src/store/billing/quota-store.js';
@@ -18,14 +18,7 @@ import { modelABody } from '../helpers/requests.js';
 import { BACKENDS, insertToken, openNodes } from '../helpers/database-backends.js';
 
 function ledgerRow(tokenId: string, images: number): UsageRow {
-  const account = new RequestAccount(randomUUID(), Date.now());
-  account.imagesReceived = images;
-  account.imagesDelivered = images;
-  account.imagesBilled = images;
-  return account.toRow(
-    { tokenId, account: 'acme' },
-    { status: 200, costMicros: 0, endedAt: Date.now() },
-  );
+  return billedRow(tokenId, images);
 }
 
 /** Settles directly on the store as admission does, billing `row` when the fences hold. */
@@ -226,7 +219,7 @@ for (const [backend, targetFor] of BACKENDS) {
           principal,
           request,
           maxImages: 4,
-          account: new RequestAccount(randomUUID(), Date.now()),
+          labels: rowLabelsFor(randomUUID(), tokenId),
         });
       const isQuotaRefusal = (error: GatewayError) => error.code === 'Throttling.AllocationQuota';
 
@@ -266,7 +259,7 @@ for (const [backend, targetFor] of BACKENDS) {
         principal,
         request: validateRequest(modelABody({ n: 2 })),
         maxImages: 2,
-        account: new RequestAccount(randomUUID(), Date.now()),
+        labels: rowLabelsFor(randomUUID(), tokenId),
       });
       for (let beat = 0; beat < 5; beat++) {
         now += 1000;

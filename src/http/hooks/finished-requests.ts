@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CALLER_GONE_STATUS } from '../../ledger/request-account.js';
+import type { UsageRow } from '../../domain/usage-row.js';
+import { LEDGER_CODES } from '../../errors/error-table.js';
 import type { GatewayMetrics } from '../../metrics/gateway-metrics.js';
 import type { RequestOutcome } from '../../metrics/request-outcome.js';
-import { answeredErrorCode } from '../error-reply.js';
+import { answeredError } from '../error-reply.js';
 import { stageTimesOf } from '../stage-times.js';
+import { endOfRequest, outcomeSoFar } from './ledger.js';
 
 /** The levels at which the request line is written. */
 const LOGGED_AT_INFO = new Set(['trace', 'debug', 'info']);
@@ -35,32 +37,34 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
     reply: FastifyReply,
     callerLeft: boolean,
     elapsedMs: number,
+    row: UsageRow | undefined,
   ) => {
-    const account = request.account;
-    account?.describeModelOf(request.body);
-    const times = stageTimesOf(account, elapsedMs);
-    // A row written already (billed before or after the answer) is reported as it stands.
-    const row = account?.writtenRow;
-    const gone = callerLeft && row === undefined;
-    const outcome: RequestOutcome = {
-      route: request.routeOptions.url,
-      method: request.method,
-      // A stream that ended with an error event is counted with the error's status, as its ledger
-      // row is, though its head said 200.
-      status: gone
-        ? CALLER_GONE_STATUS
-        : (row?.status ?? account?.statusFor(reply.statusCode) ?? reply.statusCode),
-      code: gone
-        ? 'CallerGone'
-        : row === undefined
-          ? (answeredErrorCode(request) ?? account?.errorCode)
-          : row.errorCode,
-      model: account?.model,
-      channel: account?.channel,
-      imagesDelivered: row?.imagesDelivered ?? account?.imagesDelivered ?? 0,
-      imagesBilled: row?.imagesBilled ?? account?.imagesBilled ?? 0,
-      times: account === undefined ? undefined : times,
-    };
+    const times = stageTimesOf(outcomeSoFar(request), elapsedMs);
+    // A request of an accounted scope is reported as its ledger row records it.
+    const outcome: RequestOutcome =
+      row === undefined
+        ? {
+            route: request.routeOptions.url,
+            method: request.method,
+            status: callerLeft ? LEDGER_CODES.CallerGone.status : reply.statusCode,
+            code: callerLeft ? 'CallerGone' : answeredError(request)?.code,
+            model: undefined,
+            channel: undefined,
+            imagesDelivered: 0,
+            imagesBilled: 0,
+            times: undefined,
+          }
+        : {
+            route: request.routeOptions.url,
+            method: request.method,
+            status: row.status,
+            code: row.errorCode,
+            model: row.model,
+            channel: row.channel,
+            imagesDelivered: row.imagesDelivered,
+            imagesBilled: row.imagesBilled,
+            times,
+          };
     metrics?.requestFinished(outcome);
     // The line is not even built at a level that would drop it.
     if (!LOGGED_AT_INFO.has(request.log.level)) return;
@@ -73,8 +77,8 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
         token_id: request.principal?.tokenId,
         model: outcome.model,
         channel: outcome.channel,
-        images_delivered: account === undefined ? undefined : outcome.imagesDelivered,
-        images_billed: account === undefined ? undefined : outcome.imagesBilled,
+        images_delivered: row === undefined ? undefined : outcome.imagesDelivered,
+        images_billed: row === undefined ? undefined : outcome.imagesBilled,
         ms: Math.round(times.totalMs),
         gateway_ms: roundedMs(outcome.times?.gatewayMs),
         upstream_ms: roundedMs(outcome.times?.upstreamMs),
@@ -88,12 +92,11 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
   return (request, reply, callerLeft, elapsedMs = reply.elapsedTime) => {
     if (reported.has(request)) return;
     reported.add(request);
-    const account = request.account;
     // Reported once the request's work is over: an answer billed after its hand-over, or a bill
     // under way when its caller left, is reported as its ledger row records it.
-    if (account?.busy === true)
-      void account.idle().then(() => write(request, reply, callerLeft, elapsedMs));
-    else write(request, reply, callerLeft, elapsedMs);
+    const ended = endOfRequest(request, reply, callerLeft);
+    if (ended === undefined) write(request, reply, callerLeft, elapsedMs, undefined);
+    else void ended.then((row) => write(request, reply, callerLeft, elapsedMs, row));
   };
 }
 

@@ -3,6 +3,8 @@ import type { GenerationResult } from '../../generation/generation-service.js';
 import { fingerprintOf, taskFingerprintOf } from '../../idempotency/fingerprint.js';
 import { wantsTask } from '../async-header.js';
 import { whenClosed } from '../when-closed.js';
+import { emptyOutcome } from '../../ledger/generation-outcome.js';
+import { followOutcome, outcomeWhenSettled } from './ledger.js';
 import {
   checkIdempotencyKey,
   type IdempotencyClaim,
@@ -81,7 +83,7 @@ async function claimOrReplay(
   reply: FastifyReply,
   key: string,
 ): Promise<boolean> {
-  const { principal, account } = request;
+  const { principal } = request;
   if (principal === undefined) return false;
   const waiting = new AbortController();
   const onClose = () => {
@@ -102,13 +104,9 @@ async function claimOrReplay(
   if (started.kind === 'run') {
     const { claim } = started;
     request.idempotencyClaim = claim;
-    if (account !== undefined) account.idempotency = claim.fence;
     // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again; an
     // answer billed once handed over publishes it with that bill, which may still be under way.
-    whenClosed(reply, () => {
-      if (account?.busy === true) void account.idle().then(() => claim.finish());
-      else void claim.finish();
-    });
+    whenClosed(reply, () => void outcomeWhenSettled(request).then(() => claim.finish()));
     return false;
   }
   const { outcome } = started;
@@ -120,7 +118,10 @@ async function claimOrReplay(
     return false;
   }
   // A response stored whole by an earlier version of the gateway: replayed byte for byte.
-  if (account !== undefined) account.replayed = true;
+  followOutcome(
+    request,
+    Promise.resolve(Object.assign(emptyOutcome(undefined), { replayed: true })),
+  );
   const { response } = outcome;
   for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
   reply.header(REPLAYED_HEADER, 'true');

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { StageTimes } from '../../metrics/request-outcome.js';
 import { stageTimesOf } from '../stage-times.js';
+import { outcomeSoFar } from './ledger.js';
 
 const durationOf = (ms: number): string => String(Math.round(ms * 10) / 10);
 
@@ -20,7 +21,10 @@ export function serverTiming(times: StageTimes): string {
 /** Every answer of `scope`'s routes, errors included, says where its time went. */
 export function addServerTimingHooks(scope: FastifyInstance): void {
   scope.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('server-timing', serverTiming(stageTimesOf(request.account, reply.elapsedTime)));
+    reply.header(
+      'server-timing',
+      serverTiming(stageTimesOf(outcomeSoFar(request), reply.elapsedTime)),
+    );
     done(null, payload);
   });
 }

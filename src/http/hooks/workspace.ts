@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError, invalidParameter } from '../../errors/gateway-error.js';
 
 const WORKSPACE_HEADER = 'X-DashScope-WorkSpace';
@@ -6,6 +6,13 @@ const HEADER_KEY = 'x-dashscope-workspace';
 
 /** Printable ASCII, as DashScope workspace ids are; the ledger column holds 64 characters. */
 const WORKSPACE = /^[\x20-\x7e]{1,64}$/;
+
+const workspaces = new WeakMap<FastifyRequest, string>();
+
+/** The workspace a request named, checked; undefined when it named none. */
+export function workspaceOf(request: FastifyRequest): string | undefined {
+  return workspaces.get(request);
+}
 
 /**
  * The DashScope workspace a caller names, recorded on its ledger row. Checked right after
@@ -18,7 +25,7 @@ export function addWorkspaceHooks(scope: FastifyInstance): void {
     if (value === undefined) return done();
     const workspace = readWorkspace(value, headerLines(request.raw.rawHeaders));
     if (workspace instanceof GatewayError) return done(workspace);
-    if (request.account !== undefined) request.account.workspace = workspace;
+    if (workspace !== undefined) workspaces.set(request, workspace);
     done();
   });
 }

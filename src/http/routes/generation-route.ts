@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DASHSCOPE_FRONT_DOOR, DASHSCOPE_TASK_FRONT_DOOR } from '../../domain/front-door.js';
 import { allGenerationPaths } from '../../domain/api-paths.js';
 import type { ModelAliases } from '../../domain/model-aliases.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -13,7 +14,6 @@ import {
 import { validateRequest } from '../../validate/validate-request.js';
 import { wantsTask } from '../async-header.js';
 import { EventStreamReply, wantsEventStream } from '../event-stream-reply.js';
-import { accountOf } from '../hooks/ledger.js';
 import type { LevelGauge } from '../../metrics/level-gauge.js';
 import { readJsonBodiesOnce } from '../json-body.js';
 import type { PublicOrigins } from '../public-origins.js';
@@ -60,12 +60,7 @@ export function registerGenerationRoute(
           return submitTask(tasks, request, reply, generationRequest);
         }
         const stream = wantsEventStream(request.headers, generationRequest)
-          ? new EventStreamReply(
-              reply,
-              accountOf(request),
-              options.keepAliveMs,
-              options.openEventStreams,
-            )
+          ? new EventStreamReply(reply, options.keepAliveMs, options.openEventStreams)
           : undefined;
         const incremental = stream !== undefined && streamsIncrementally(generationRequest);
         let streamed = 0;
@@ -106,6 +101,11 @@ export function registerGenerationRoute(
       },
     });
   }
+}
+
+/** A DashScope request is run as a task when it asks to be: its ledger row names that door. */
+export function dashScopeFrontDoorOf(request: FastifyRequest): string {
+  return wantsTask(request.headers) ? DASHSCOPE_TASK_FRONT_DOOR : DASHSCOPE_FRONT_DOOR;
 }
 
 /** The generation paths answer 405 to every other method, without authentication. */

@@ -3,7 +3,6 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelAccess } from '../../admission/admission.js';
 import { openAiRoots } from '../../domain/api-paths.js';
-import { OPENAI_FRONT_DOOR } from '../../domain/front-door.js';
 import type { ModelAliases } from '../../domain/model-aliases.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { GenerationResult, GenerationService } from '../../generation/generation-service.js';
@@ -24,7 +23,7 @@ import { MODEL_A_MAX_IMAGES } from '../../validate/model-a-rules.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { addAuthenticationHooks, principalOf } from '../hooks/authentication.js';
 import { type ErrorShape, gatewayErrorOf, sendError } from '../error-reply.js';
-import { accountOf } from '../hooks/ledger.js';
+import { followOutcome } from '../hooks/ledger.js';
 import type { PublicOrigins } from '../public-origins.js';
 import { runGeneration, runUnbilledGeneration } from '../run-generation.js';
 import { endOfBodyAnswer } from '../body-hand-over.js';
@@ -50,6 +49,13 @@ export interface OpenAiImageRouteOptions {
   modelAliases: ModelAliases;
   /** What the answers' image URLs name. */
   origins: PublicOrigins;
+}
+
+/** The model a request names, in its JSON body or its edit form: a refused one's row names it. */
+export function openAiModelNamedBy(request: FastifyRequest): unknown {
+  const body = request.body;
+  if (body instanceof UploadedForm) return body.valueOf('model');
+  return (body as { model?: unknown } | null | undefined)?.model;
 }
 
 /**
@@ -100,8 +106,9 @@ export function registerOpenAiImageRoutes(
       await unbilled?.release(error);
       throw error;
     }
-    // Tracked from before the answer begins: its row and log line wait for its bill.
-    void accountOf(request).track(endOfBodyAnswer(reply, opened, unbilled));
+    // Followed from before the answer begins: its row and log line wait for its bill.
+    if (unbilled === undefined) void endOfBodyAnswer(reply, opened, undefined);
+    else followOutcome(request, endOfBodyAnswer(reply, opened, unbilled));
     const body = b64ImagesResponse(generationRequest, result, createdOf(result), opened);
     return reply.type('application/json; charset=utf-8').send(body);
   };
@@ -119,10 +126,6 @@ export function registerOpenAiImageRoutes(
       ? answerBase64(request, generationRequest, reply)
       : answerUrls(request, generationRequest, reply);
 
-  scope.addHook('onRequest', (request, _reply, done) => {
-    if (request.account !== undefined) request.account.frontDoor = OPENAI_FRONT_DOOR;
-    done();
-  });
   for (const root of openAiRoots(options.routePrefix)) {
     scope.post(
       `${root}/images/generations`,
@@ -171,7 +174,6 @@ export function registerOpenAiImageRoutes(
             'InvalidParameter',
             'body: Content-Type must be multipart/form-data',
           );
-        accountOf(request).describeModelOf({ model: form.valueOf('model') });
         const { body, uploads } = readEditForm(form);
         return answer(
           request,

@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DASHSCOPE_TASK_FRONT_DOOR } from '../../domain/front-door.js';
-import { type GenerationRequest, maxImagesOf } from '../../domain/generation-request.js';
+import type { GenerationRequest } from '../../domain/generation-request.js';
 import { invalidParameter } from '../../errors/gateway-error.js';
 import type { HeldSubmission, TaskService } from '../../tasks/task-service.js';
 import { principalOf } from '../hooks/authentication.js';
 import { answeringReplay } from '../hooks/idempotency.js';
-import { accountOf } from '../hooks/ledger.js';
+import { followOutcome, rowLabelsOf } from '../hooks/ledger.js';
+import { describe, emptyOutcome } from '../../ledger/generation-outcome.js';
 import { resolvesUploads } from '../upload-headers.js';
 import { whenClosed } from '../when-closed.js';
 
@@ -26,29 +26,38 @@ export async function submitTask(
   reply: FastifyReply,
   generationRequest: GenerationRequest,
 ): Promise<TaskReceipt> {
-  const account = accountOf(request);
-  account.frontDoor = DASHSCOPE_TASK_FRONT_DOOR;
+  const description = describe(generationRequest);
   const replay = request.idempotentReplay;
   if (replay !== undefined) {
     const taskId = taskIdOf(replay.result);
     if (taskId === undefined)
       throw invalidParameter('Idempotency-Key', 'was used for a synchronous request');
-    account.describe(generationRequest, maxImagesOf(generationRequest));
-    account.replayed = true;
+    followOutcome(
+      request,
+      Promise.resolve(Object.assign(emptyOutcome(description), { replayed: true })),
+    );
     answeringReplay(reply);
     return receipt(taskId, request.id);
   }
-  const held = await account.track(
-    tasks.submit({
-      body: request.body,
-      request: generationRequest,
-      requestId: request.id,
-      principal: principalOf(request),
-      account,
-      resolveUploads: resolvesUploads(request.headers),
-      callerGone: () => reply.raw.closed || reply.raw.destroyed,
-    }),
+  const submitting = tasks.submit({
+    body: request.body,
+    request: generationRequest,
+    requestId: request.id,
+    principal: principalOf(request),
+    labels: rowLabelsOf(request),
+    claim: request.idempotencyClaim?.fence,
+    resolveUploads: resolvesUploads(request.headers),
+    callerGone: () => reply.raw.closed || reply.raw.destroyed,
+  });
+  // Stored, the task writes its own row when it ends; refused, the request's end writes it.
+  followOutcome(
+    request,
+    submitting.then(
+      () => Object.assign(emptyOutcome(description), { recorded: 'task' as const }),
+      () => emptyOutcome(description),
+    ),
   );
+  const held = await submitting;
   handOverWhenAnswered(reply, held);
   return receipt(held.taskId, request.id);
 }
