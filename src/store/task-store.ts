@@ -121,7 +121,7 @@ export interface TaskStore {
 
 const IDS_PER_STATEMENT = 500;
 /** First key of the queue's advisory lock on PostgreSQL: "tq" in ASCII, a tag for this lock alone. */
-const TASK_QUEUE_LOCK = 0x7471;
+export const TASK_QUEUE_LOCK = 0x7471;
 const FINISHED: readonly TaskState[] = ['SUCCEEDED', 'FAILED', 'CANCELED'];
 
 type TaskQuery = SelectQueryBuilder<DatabaseSchema, 'tasks', object>;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { eventually } from '../faults/fault-rig.js';
-import type { TokenedGatewayProcess } from './tokened-gateway-process.js';
+import type { GaugeReader } from './metrics-gauges.js';
 
 /** The gateway's gauges that are states rather than levels something holds and gives back. */
 const STATE_GAUGES = new Set(['imagegate_channel_state']);
@@ -23,7 +23,7 @@ export function levelGauges(gauges: Record<string, number>): Record<string, numb
  * stood; after `waitMs`, returns them as they stand without.
  */
 async function levelsOnceTrue(
-  gateway: TokenedGatewayProcess,
+  gateway: GaugeReader,
   holds: (levels: Record<string, number>) => boolean,
   waitMs: number,
 ): Promise<Record<string, number>> {
@@ -38,7 +38,7 @@ async function levelsOnceTrue(
 
 /** Polls GET /metrics until `holds` is true of the level gauges; fails with them after `waitMs`. */
 export async function waitForLevels(
-  gateway: TokenedGatewayProcess,
+  gateway: GaugeReader,
   holds: (levels: Record<string, number>) => boolean,
   what: string,
   waitMs = 30_000,
@@ -52,10 +52,7 @@ export async function waitForLevels(
 }
 
 /** Waits until every level gauge reads 0, and fails naming those that did not. */
-export async function assertLevelsBackToZero(
-  gateway: TokenedGatewayProcess,
-  waitMs = 30_000,
-): Promise<void> {
+export async function assertLevelsBackToZero(gateway: GaugeReader, waitMs = 30_000): Promise<void> {
   const levels = await levelsOnceTrue(
     gateway,
     (now) => Object.values(now).every((value) => value === 0),

@@ -6,20 +6,18 @@ import { deriveKeys } from '../../src/auth/keys.js';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
 import { openDatabase } from '../../src/store/database/database.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
-import { parseSamples } from '../metrics/prometheus-text.js';
 import { type GatewayProcess, startGatewayProcess } from '../scale-out/gateway-process.js';
+import { type GaugeReader, readGauges } from './metrics-gauges.js';
 
 /**
  * A gateway server process (src/main.ts) on its built-in local channel, with a data dir of its
  * own and two tokens issued into its database before it starts: a caller's and an admin's (who
  * may read GET /metrics).
  */
-export interface TokenedGatewayProcess extends GatewayProcess {
+export interface TokenedGatewayProcess extends GatewayProcess, GaugeReader {
   port: number;
   authorization: string;
   adminAuthorization: string;
-  /** The value of every unlabelled gauge or sum of a labelled one, as GET /metrics shows it now. */
-  gauges(): Promise<Record<string, number>>;
   /** Stops the process (SIGKILL if it does not exit on SIGTERM) and removes its data dir. */
   stop(): Promise<void>;
 }
@@ -58,21 +56,7 @@ export async function startTokenedGatewayProcess(
     port,
     authorization,
     adminAuthorization,
-    gauges: async () => {
-      const response = await fetch(`${gateway.url}/metrics`, {
-        headers: { authorization: adminAuthorization },
-      });
-      if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
-      const text = await response.text();
-      const types = new Map(
-        [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((match) => [match[1], match[2]]),
-      );
-      const values: Record<string, number> = {};
-      for (const sample of parseSamples(text))
-        if (types.get(sample.name) === 'gauge')
-          values[sample.name] = (values[sample.name] ?? 0) + sample.value;
-      return values;
-    },
+    gauges: () => readGauges(gateway.url, adminAuthorization),
     stop: async () => {
       if (gateway.child.exitCode === null && gateway.child.signalCode === null) {
         const killer = setTimeout(() => gateway.child.kill('SIGKILL'), 15_000);

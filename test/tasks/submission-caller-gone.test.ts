@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
-import pg from 'pg';
 import { MODEL_B } from '../../src/domain/models.js';
-import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
-import { dashScopeChannelEnv, eventually, nodeDatabaseUrl } from '../faults/fault-rig.js';
+import { eventually } from '../faults/fault-rig.js';
 import { postgresTarget } from '../helpers/postgres.js';
-import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
+import {
+  everyCallerLeft,
+  everyTask,
+  lockRows,
+  someoneWaitsOn,
+  submissionRig,
+} from './submission-rig.js';
 
 const CALLERS = 5;
 const IMAGES = 2;
@@ -14,74 +18,7 @@ const IMAGES = 2;
 async function deployment(t: TestContext) {
   const target = await postgresTarget(t);
   if (target?.kind !== 'postgres') return undefined;
-  const fake = await startFakeDashScope();
-  t.after(() => fake.close());
-  const gateway = await startTestGateway({
-    database: target,
-    env: {
-      IMAGEGATE_TASK_POLL_MS: '50',
-      IMAGEGATE_LEDGER_FLUSH_MS: '50',
-      IMAGEGATE_SHUTDOWN_TIMEOUT_MS: '0',
-      // The row stays locked until every caller has left; statements wait for it.
-      IMAGEGATE_DB_LOCK_TIMEOUT_MS: '20000',
-      IMAGEGATE_DB_STATEMENT_TIMEOUT_MS: '20000',
-      ...(await dashScopeChannelEnv(t, fake)),
-    },
-  });
-  t.after(() => gateway.close());
-  const url = await gateway.listen();
-  const { token, record } = await gateway.services.tokenIssuer.issue({
-    name: 'leaving',
-    account: 'leaving-co',
-    admin: false,
-    expiresInSeconds: undefined,
-  });
-  await gateway.admission.limits.update(record.id, { imageQuota: 100 });
-  const locker = async () => {
-    const client = new pg.Client({ connectionString: nodeDatabaseUrl(target) });
-    await client.connect();
-    t.after(() => client.end());
-    return client;
-  };
-  return { gateway, fake, url, token, tokenId: record.id, locker };
-}
-
-/** Opens a transaction on `client` holding the rows `query` selects FOR UPDATE. */
-async function lockRows(client: pg.Client, query: string, parameters: unknown[]): Promise<void> {
-  await client.query('begin');
-  await client.query(`${query} for update`, parameters);
-}
-
-/** Resolves once a statement of the gateway waits on a lock `client` holds. */
-async function someoneWaitsOn(client: pg.Client, what: string): Promise<void> {
-  const holder = Number((await client.query('select pg_backend_pid() as pid')).rows[0].pid);
-  await eventually(
-    async () =>
-      Number(
-        (
-          await client.query(
-            'select count(*) as blocked from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
-            [holder],
-          )
-        ).rows[0].blocked,
-      ) > 0,
-    20_000,
-    what,
-  );
-}
-
-/** Resolves once the gateway has seen every caller's connection close. */
-async function everyCallerLeft(gateway: TestGateway): Promise<void> {
-  await eventually(
-    async () =>
-      (await new Promise<number>((resolve, reject) => {
-        gateway.app.server.getConnections((error, count) =>
-          error ? reject(error) : resolve(count),
-        );
-      })) === 0,
-    20_000,
-    'the gateway sees every caller leave',
-  );
+  return submissionRig(t, target);
 }
 
 /** Sends a task submission that its caller abandons when `leave` is aborted. */
@@ -194,15 +131,4 @@ async function checkNothingBilled(
   }
   assert.equal((await gateway.admission.limits.find(tokenId))?.imagesUsed, 0);
   return rows;
-}
-
-function everyTask() {
-  return {
-    owner: undefined,
-    tokenId: undefined,
-    state: undefined,
-    model: undefined,
-    submittedFrom: undefined,
-    submittedUntil: undefined,
-  };
 }
