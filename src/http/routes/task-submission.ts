@@ -59,7 +59,18 @@ export async function submitTask(
   );
   const held = await submitting;
   handOverWhenAnswered(reply, held);
+  await afterOnePoll();
   return receipt(held.taskId, request.id);
+}
+
+/**
+ * Resolves after the event loop has polled for I/O once more. A caller whose close reached the
+ * gateway while the submission ran in one stretch of work (SQLite's statements are synchronous)
+ * is seen gone then, and its task withdrawn, instead of its receipt being written to a dead
+ * connection that still takes it ('finish'), which would let the task run and bill.
+ */
+function afterOnePoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /**
