@@ -59,7 +59,6 @@ async function crowdRig(t: TestContext, target: DatabaseTarget): Promise<Submiss
       IMAGEGATE_DB_ACQUIRE_TIMEOUT_MS: '20000',
       // Read without a token: a reader of GET /metrics must not wait on the locked token row.
       IMAGEGATE_METRICS: 'public',
-      IMAGEGATE_LOG_LEVEL: process.env.DEBUG_LOG ?? 'silent',
     },
   });
 }

@@ -78,13 +78,17 @@ function afterOnePoll(): Promise<void> {
  * ('finish'); a connection that closes before that, or an answer that is not the receipt,
  * withdraws it unbilled.
  */
-function handOverWhenAnswered(reply: FastifyReply, held: HeldSubmission): void {
+export function handOverWhenAnswered(reply: FastifyReply, held: HeldSubmission): void {
   const response = reply.raw;
+  // Not `writableFinished`: it also reads true once the socket that took the answer was destroyed
+  // before confirming the write, and then no 'finish' comes.
+  let finished = false;
   response.once('finish', () => {
+    finished = true;
     void (response.statusCode === 200 ? held.handedOver() : held.withdrawn());
   });
   whenClosed(reply, () => {
-    if (!response.writableFinished) void held.withdrawn();
+    if (!finished) void held.withdrawn();
   });
 }
 
