@@ -195,7 +195,12 @@ async function checkOutcomes(t: TestContext, rig: SubmissionRig, outcomes: reado
         outcome.caller.plan === plan && (state === undefined || outcome.task?.state === state),
     ).length;
   t.diagnostic(
-    `succeeded ${succeeded} of ${CALLERS}; random leavers: ${count('random', 'SUCCEEDED')} succeeded, ${count('random', 'CANCELED')} withdrawn, ${count('random') - count('random', 'SUCCEEDED') - count('random', 'CANCELED')} without a task; handed over unread: ${handedOverUnread.length}`,
+    `succeeded ${succeeded} of ${CALLERS}; ${(['queue-locked', 'random'] as const)
+      .map(
+        (plan) =>
+          `${plan}: ${count(plan, 'SUCCEEDED')} succeeded, ${count(plan, 'CANCELED')} withdrawn, ${count(plan) - count(plan, 'SUCCEEDED') - count(plan, 'CANCELED')} without a task`,
+      )
+      .join('; ')}; handed over unread: ${handedOverUnread.length}`,
   );
   await assertLevelsBackToZero({ gauges: () => readGauges(rig.url) });
 }
