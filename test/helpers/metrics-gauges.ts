@@ -9,29 +9,22 @@ export interface GaugeReader {
 
 /**
  * Reads GET /metrics at `url`, with `authorization` unless it is public: each gauge, labelled ones
- * summed.
+ * summed. `ownConnection`: on a connection closed after the answer, so that none stays open in
+ * the gateway's count of connections (polls are slower then).
  */
 export async function readGauges(
   url: string,
-  authorization?: string,
+  options: { authorization?: string; ownConnection?: boolean } = {},
 ): Promise<Record<string, number>> {
-  // A connection of its own, closed after the answer: none stays open in the gateway's count.
-  const { status, text } = await new Promise<{ status: number; text: string }>(
-    (resolve, reject) => {
-      const request = get(
-        `${url}/metrics`,
-        { agent: false, headers: authorization === undefined ? {} : { authorization } },
-        (response) => {
-          let body = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (body += chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, text: body }));
-          response.on('error', reject);
-        },
-      );
-      request.on('error', reject);
-    },
-  );
+  const headers: Record<string, string> =
+    options.authorization === undefined ? {} : { authorization: options.authorization };
+  const { status, text } =
+    options.ownConnection === true
+      ? await getOnOwnConnection(`${url}/metrics`, headers)
+      : await fetch(`${url}/metrics`, { headers }).then(async (response) => ({
+          status: response.status,
+          text: await response.text(),
+        }));
   if (status !== 200) throw new Error(`GET /metrics answered ${status}`);
   const types = new Map(
     [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((match) => [match[1], match[2]]),
@@ -41,4 +34,20 @@ export async function readGauges(
     if (types.get(sample.name) === 'gauge')
       values[sample.name] = (values[sample.name] ?? 0) + sample.value;
   return values;
+}
+
+function getOnOwnConnection(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent: false, headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: body }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
 }

@@ -56,7 +56,7 @@ export async function startTokenedGatewayProcess(
     port,
     authorization,
     adminAuthorization,
-    gauges: () => readGauges(gateway.url, adminAuthorization),
+    gauges: () => readGauges(gateway.url, { authorization: adminAuthorization }),
     stop: async () => {
       if (gateway.child.exitCode === null && gateway.child.signalCode === null) {
         const killer = setTimeout(() => gateway.child.kill('SIGKILL'), 15_000);

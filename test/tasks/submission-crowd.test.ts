@@ -202,7 +202,7 @@ async function checkOutcomes(t: TestContext, rig: SubmissionRig, outcomes: reado
       )
       .join('; ')}; handed over unread: ${handedOverUnread.length}`,
   );
-  await assertLevelsBackToZero({ gauges: () => readGauges(rig.url) });
+  await assertLevelsBackToZero({ gauges: () => readGauges(rig.url, { ownConnection: true }) });
 }
 
 it(`${CALLERS} task submissions at once on PostgreSQL, half of whose callers leave (row locked, queue locked, at random, after the head): a task runs and bills only if its id reached its caller`, async (t) => {
@@ -216,7 +216,7 @@ it(`${CALLERS} task submissions at once on PostgreSQL, half of whose callers lea
   await lockTaskQueue(queue);
   const callers = startCallers(t, rig, ['row-locked', 'queue-locked', 'random', 'after-headers']);
   await waitForLevels(
-    { gauges: () => readGauges(rig.url) },
+    { gauges: () => readGauges(rig.url, { ownConnection: true }) },
     (levels) => (levels.imagegate_in_flight_requests ?? 0) >= CALLERS,
     'every submission is in the gateway',
   );
