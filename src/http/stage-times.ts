@@ -1,5 +1,5 @@
 import type { GenerationOutcome } from '../ledger/generation-outcome.js';
-import type { StageTimes } from '../metrics/request-outcome.js';
+import type { StageTimes } from '../metrics/finished-request.js';
 
 /**
  * Where a request's `totalMs` went, from what its work came to. Without an outcome (the request

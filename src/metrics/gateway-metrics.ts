@@ -3,7 +3,7 @@ import { RequestPathCounter, RequestPathHistogram } from './request-path-metrics
 import { CHANNEL_HEALTH_STATES, type ChannelSnapshot } from './channel-snapshot.js';
 import type { LevelGauge } from './level-gauge.js';
 import { processMetrics } from './process-metrics.js';
-import type { RequestOutcome } from './request-outcome.js';
+import type { FinishedRequest } from './finished-request.js';
 import { NO_WORK, type WorkLevels } from './work-levels.js';
 
 /** Overhead is milliseconds when all is well; the upper buckets catch a stalled database or disk. */
@@ -116,22 +116,22 @@ export class GatewayMetrics {
     this.readRenderJobs = read;
   }
 
-  requestFinished(outcome: RequestOutcome): void {
-    const model = labelOf(outcome.model);
+  requestFinished(finished: FinishedRequest): void {
+    const model = labelOf(finished.model);
     this.requests.inc([
-      labelOf(outcome.route),
-      outcome.method,
+      labelOf(finished.route),
+      finished.method,
       model,
-      String(outcome.status),
-      labelOf(outcome.code),
+      String(finished.status),
+      labelOf(finished.code),
     ]);
-    if (outcome.imagesDelivered > 0) this.imagesDelivered.inc([model], outcome.imagesDelivered);
-    if (outcome.imagesBilled > 0) this.imagesBilled.inc([model], outcome.imagesBilled);
-    const times = outcome.times;
+    if (finished.imagesDelivered > 0) this.imagesDelivered.inc([model], finished.imagesDelivered);
+    if (finished.imagesBilled > 0) this.imagesBilled.inc([model], finished.imagesBilled);
+    const times = finished.times;
     if (times === undefined) return;
     this.gatewayOverhead.observe([model], times.gatewayMs / 1000);
     if (times.upstreamMs !== undefined)
-      this.upstreamLatency.observe([model, labelOf(outcome.channel)], times.upstreamMs / 1000);
+      this.upstreamLatency.observe([model, labelOf(finished.channel)], times.upstreamMs / 1000);
   }
 
   /** The Content-Type of `scrape()`'s text. */

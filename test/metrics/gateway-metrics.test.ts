@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ChannelSnapshot } from '../../src/metrics/channel-snapshot.js';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
-import type { RequestOutcome } from '../../src/metrics/request-outcome.js';
+import type { FinishedRequest } from '../../src/metrics/finished-request.js';
 import { parseSamples, samplesOf } from './prometheus-text.js';
 
-const generated: RequestOutcome = {
+const generated: FinishedRequest = {
   route: '/vendor/generate',
   method: 'POST',
   status: 200,

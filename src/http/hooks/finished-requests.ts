@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UsageRow } from '../../domain/usage-row.js';
 import { LEDGER_CODES } from '../../errors/error-table.js';
 import type { GatewayMetrics } from '../../metrics/gateway-metrics.js';
-import type { RequestOutcome } from '../../metrics/request-outcome.js';
+import type { FinishedRequest } from '../../metrics/finished-request.js';
 import { answeredError } from '../error-reply.js';
 import { stageTimesOf } from '../stage-times.js';
 import { endOfRequest, outcomeSoFar } from './ledger.js';
@@ -41,7 +41,7 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
   ) => {
     const times = stageTimesOf(outcomeSoFar(request), elapsedMs);
     // A request of an accounted scope is reported as its ledger row records it.
-    const outcome: RequestOutcome =
+    const finished: FinishedRequest =
       row === undefined
         ? {
             route: request.routeOptions.url,
@@ -65,25 +65,25 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
             imagesBilled: row.imagesBilled,
             times,
           };
-    metrics?.requestFinished(outcome);
+    metrics?.requestFinished(finished);
     // The line is not even built at a level that would drop it.
     if (!LOGGED_AT_INFO.has(request.log.level)) return;
     request.log.info(
       {
-        method: outcome.method,
+        method: finished.method,
         path: request.url.split('?', 1)[0],
-        status: outcome.status,
-        code: outcome.code,
+        status: finished.status,
+        code: finished.code,
         token_id: request.principal?.tokenId,
-        model: outcome.model,
-        channel: outcome.channel,
-        images_delivered: row === undefined ? undefined : outcome.imagesDelivered,
-        images_billed: row === undefined ? undefined : outcome.imagesBilled,
+        model: finished.model,
+        channel: finished.channel,
+        images_delivered: row === undefined ? undefined : finished.imagesDelivered,
+        images_billed: row === undefined ? undefined : finished.imagesBilled,
         ms: Math.round(times.totalMs),
-        gateway_ms: roundedMs(outcome.times?.gatewayMs),
-        upstream_ms: roundedMs(outcome.times?.upstreamMs),
-        storage_ms: roundedMs(outcome.times?.storageMs),
-        queue_ms: roundedMs(outcome.times?.queueMs),
+        gateway_ms: roundedMs(finished.times?.gatewayMs),
+        upstream_ms: roundedMs(finished.times?.upstreamMs),
+        storage_ms: roundedMs(finished.times?.storageMs),
+        queue_ms: roundedMs(finished.times?.queueMs),
       },
       'request',
     );

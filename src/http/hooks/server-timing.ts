@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { StageTimes } from '../../metrics/request-outcome.js';
+import type { StageTimes } from '../../metrics/finished-request.js';
 import { stageTimesOf } from '../stage-times.js';
 import { outcomeSoFar } from './ledger.js';
 

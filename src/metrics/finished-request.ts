@@ -12,7 +12,7 @@ export interface StageTimes {
 }
 
 /** How one request ended, as the metrics count it. */
-export interface RequestOutcome {
+export interface FinishedRequest {
   /** The matched route's pattern, such as `/images/:file`; undefined when no route matched. */
   route: string | undefined;
   method: string;
