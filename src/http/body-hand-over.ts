@@ -7,10 +7,11 @@ import type { GenerationOutcome } from '../ledger/generation-outcome.js';
 
 /**
  * True once every byte of the answer was accepted by its connection (the response's `finish`),
- * false when the connection closed first.
+ * false when the connection closed first. Not `writableFinished`: it also reads true once the
+ * socket that took the answer was destroyed before confirming the write, and then no `finish`
+ * comes. Asked before the answer is sent.
  */
 function handedOver(response: ServerResponse): Promise<boolean> {
-  if (response.writableFinished) return Promise.resolve(true);
   if (response.closed || response.destroyed) return Promise.resolve(false);
   return new Promise((resolve) => {
     const finished = () => {
@@ -19,7 +20,7 @@ function handedOver(response: ServerResponse): Promise<boolean> {
     };
     const closed = () => {
       response.off('finish', finished);
-      resolve(response.writableFinished);
+      resolve(false);
     };
     response.once('finish', finished);
     response.once('close', closed);

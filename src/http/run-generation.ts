@@ -14,6 +14,7 @@ import { followOutcome, rowLabelsOf } from './hooks/ledger.js';
 import { CancellationSource } from '../support/cancellation.js';
 import { answeringReplay } from './hooks/idempotency.js';
 import type { PublicOrigins } from './public-origins.js';
+import { answerFinished } from './answer-finished.js';
 import { whenClosed } from './when-closed.js';
 
 export interface RunOptions {
@@ -130,7 +131,7 @@ async function runUntilStored<T extends Generation | UnbilledGeneration>(
   }
   // The response's close, not the request's: the request closes as soon as its body is read.
   const onClose = () => {
-    if (!reply.raw.writableFinished) abort.abort(new CallerGone());
+    if (!answerFinished(reply.raw)) abort.abort(new CallerGone());
   };
   whenClosed(reply, onClose);
   try {

@@ -3,6 +3,7 @@ import type { UsageRow } from '../../domain/usage-row.js';
 import { LEDGER_CODES } from '../../errors/error-table.js';
 import type { GatewayMetrics } from '../../metrics/gateway-metrics.js';
 import type { FinishedRequest } from '../../metrics/finished-request.js';
+import { answerFinished, watchFinish } from '../answer-finished.js';
 import { answeredError } from '../error-reply.js';
 import { stageTimesOf } from '../stage-times.js';
 import { endOfRequest, outcomeSoFar } from './ledger.js';
@@ -106,8 +107,9 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
  */
 export function addFinishedRequestsHooks(app: FastifyInstance, report: ReportFinished): void {
   app.addHook('onRequest', (request, reply, done) => {
+    watchFinish(reply.raw);
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) report(request, reply, true);
+      if (!answerFinished(reply.raw)) report(request, reply, true);
     });
     done();
   });

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GenerationResult } from '../../generation/generation-service.js';
 import { fingerprintOf, taskFingerprintOf } from '../../idempotency/fingerprint.js';
 import { wantsTask } from '../async-header.js';
+import { answerFinished } from '../answer-finished.js';
 import { whenClosed } from '../when-closed.js';
 import { emptyOutcome } from '../../ledger/generation-outcome.js';
 import { followOutcome, outcomeWhenSettled } from './ledger.js';
@@ -87,7 +88,7 @@ async function claimOrReplay(
   if (principal === undefined) return false;
   const waiting = new AbortController();
   const onClose = () => {
-    if (!reply.raw.writableFinished) waiting.abort();
+    if (!answerFinished(reply.raw)) waiting.abort();
   };
   whenClosed(reply, onClose);
   const started = await keys

@@ -10,6 +10,7 @@ import type { LedgerWriter } from '../../ledger/ledger-writer.js';
 import type { RowLabels } from '../../ledger/row-labels.js';
 import { usageRowOf } from '../../ledger/usage-row-of.js';
 import { timeOrderedUuid } from '../../support/time-ordered-id.js';
+import { answerFinished } from '../answer-finished.js';
 import { answeredError } from '../error-reply.js';
 import { whenClosed } from '../when-closed.js';
 import { workspaceOf } from './workspace.js';
@@ -71,7 +72,7 @@ export function addLedgerHooks(scope: FastifyInstance, options: LedgerHooksOptio
     // A caller who leaves early may never see onResponse; the connection's close always comes
     // (or came during authentication, which runs before this hook).
     whenClosed(reply, () => {
-      if (!reply.raw.writableFinished) void endOfRequest(request, reply, true);
+      if (!answerFinished(reply.raw)) void endOfRequest(request, reply, true);
     });
     done();
   });

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { openAiRoots } from '../../domain/api-paths.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ReportFinished } from './finished-requests.js';
+import { answerFinished, watchFinish } from '../answer-finished.js';
 import { type ErrorShape, GATEWAY_ERROR_SHAPE, gatewayErrorOf, sendError } from '../error-reply.js';
 import { OPENAI_ERROR_SHAPE } from '../routes/openai-routes.js';
 import { echo } from '../../errors/echo.js';
@@ -43,9 +44,10 @@ export function frameworkErrorHandler(routePrefix: string, report: ReportFinishe
     // Fastify times only routed replies; routing is where this request's time starts.
     const started = performance.now();
     const reportAnswered = () => report(request, reply, false, performance.now() - started);
+    watchFinish(reply.raw);
     reply.raw.once('finish', reportAnswered);
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) report(request, reply, true, performance.now() - started);
+      if (!answerFinished(reply.raw)) report(request, reply, true, performance.now() - started);
     });
     void sendError(reply, refusalOf(error, request), shapeOf(request));
   };

@@ -10,6 +10,7 @@ import { taskAnswer, taskListEntry } from '../../tasks/task-view.js';
 import { CallerGone } from '../../errors/caller-gone.js';
 import { addAuthenticationHooks, principalOf } from '../hooks/authentication.js';
 import type { PublicOrigins } from '../public-origins.js';
+import { answerFinished } from '../answer-finished.js';
 import { whenClosed } from '../when-closed.js';
 import { echoQuoted } from '../../errors/echo.js';
 
@@ -61,7 +62,7 @@ export function registerTaskRoutes(app: FastifyInstance, options: TaskRoutesOpti
         // it (a time-out, shutdown); nobody is left to answer either way.
         const callerLeft = new AbortController();
         whenClosed(reply, () => {
-          if (!reply.raw.writableFinished) callerLeft.abort(new CallerGone());
+          if (!answerFinished(reply.raw)) callerLeft.abort(new CallerGone());
         });
         const page = await tasks.list(principalOf(request), query, callerLeft.signal);
         return {

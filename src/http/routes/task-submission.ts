@@ -7,6 +7,7 @@ import { answeringReplay } from '../hooks/idempotency.js';
 import { followOutcome, rowLabelsOf } from '../hooks/ledger.js';
 import { describe, emptyOutcome } from '../../ledger/generation-outcome.js';
 import { resolvesUploads } from '../upload-headers.js';
+import { answerFinished, watchFinish } from '../answer-finished.js';
 import { whenClosed } from '../when-closed.js';
 
 /** The answer to a task submission (docs/api.md §11.1). */
@@ -80,15 +81,12 @@ function afterOnePoll(): Promise<void> {
  */
 export function handOverWhenAnswered(reply: FastifyReply, held: HeldSubmission): void {
   const response = reply.raw;
-  // Not `writableFinished`: it also reads true once the socket that took the answer was destroyed
-  // before confirming the write, and then no 'finish' comes.
-  let finished = false;
+  watchFinish(response);
   response.once('finish', () => {
-    finished = true;
     void (response.statusCode === 200 ? held.handedOver() : held.withdrawn());
   });
   whenClosed(reply, () => {
-    if (!finished) void held.withdrawn();
+    if (!answerFinished(response)) void held.withdrawn();
   });
 }
 
