@@ -1,32 +1,22 @@
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ModelAccess } from '../../admission/admission.js';
 import { openAiRoots } from '../../domain/api-paths.js';
 import type { ModelAliases } from '../../domain/model-aliases.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { GenerationResult, GenerationService } from '../../generation/generation-service.js';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../inputs/image-limits.js';
 import { readEditForm } from '../../openai/edit-form.js';
-import { b64ImagesResponse, openImages, urlImagesResponse } from '../../openai/images-response.js';
 import { modelEntry, modelIdsFor, modelList } from '../../openai/models-list.js';
 import { readOpenAiForm } from '../../openai/multipart-reader.js';
 import { openAiErrorBody, openAiErrorHeaders } from '../../openai/openai-error.js';
-import {
-  type OpenAiImageRequest,
-  readOpenAiImageRequest,
-} from '../../openai/openai-image-request.js';
-import { fieldError, inOpenAiTerms } from '../../openai/openai-terms.js';
+import { readOpenAiImageRequest } from '../../openai/openai-image-request.js';
+import { fieldError } from '../../openai/openai-terms.js';
 import { UploadedForm } from '../../openai/uploaded-form.js';
-import type { StoredImages } from '../../storage/stored-images.js';
 import { MODEL_A_MAX_IMAGES } from '../../validate/model-a-rules.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { addAuthenticationHooks, principalOf } from '../hooks/authentication.js';
 import { type ErrorShape, gatewayErrorOf, sendError } from '../error-reply.js';
-import { followOutcome } from '../hooks/ledger.js';
-import type { PublicOrigins } from '../public-origins.js';
-import { runGeneration, runUnbilledGeneration } from '../run-generation.js';
-import { endOfBodyAnswer } from '../body-hand-over.js';
+import { openAiAnswer, type OpenAiAnswerOptions } from './openai-answers.js';
 import { echoQuoted } from '../../errors/echo.js';
 
 /** docs/openai.md: OpenAI's error body, and `x-should-retry` where a retry cannot help. */
@@ -39,16 +29,10 @@ export const OPENAI_ERROR_SHAPE: ErrorShape = {
 const MAX_FORM_FIELDS = 32;
 const MAX_FORM_FIELD_BYTES = 1024 * 1024;
 
-export interface OpenAiImageRouteOptions {
+export interface OpenAiImageRouteOptions extends OpenAiAnswerOptions {
   routePrefix: string;
   maxBodyBytes: number;
-  generation: GenerationService;
-  /** Where base64 answers read the images from. */
-  storedImages: StoredImages;
-  now: () => number;
   modelAliases: ModelAliases;
-  /** What the answers' image URLs name. */
-  origins: PublicOrigins;
 }
 
 /** The model a request names, in its JSON body or its edit form: a refused one's row names it. */
@@ -67,65 +51,7 @@ export function registerOpenAiImageRoutes(
   scope: FastifyInstance,
   options: OpenAiImageRouteOptions,
 ): void {
-  // Bill, then answer: the images' URLs are billed before the caller may have them.
-  const answerUrls = async (
-    request: FastifyRequest,
-    generationRequest: OpenAiImageRequest['request'],
-    reply: FastifyReply,
-  ) => {
-    const { result } = await runGeneration(request, reply, options.generation, generationRequest, {
-      origins: options.origins,
-    }).catch((error: unknown) => {
-      // Input images carry their OpenAI names already; bounding boxes still say parameters.
-      throw inOpenAiTerms(error, []);
-    });
-    return urlImagesResponse(generationRequest, result, createdOf(result));
-  };
-
-  // Answer, then bill: the images' bytes are billed once the whole answer is handed over.
-  const answerBase64 = async (
-    request: FastifyRequest,
-    generationRequest: OpenAiImageRequest['request'],
-    reply: FastifyReply,
-  ) => {
-    const { result, unbilled } = await runUnbilledGeneration(
-      request,
-      reply,
-      options.generation,
-      generationRequest,
-      { origins: options.origins, storeImages: true },
-    ).catch((error: unknown) => {
-      throw inOpenAiTerms(error, []);
-    });
-    let opened: Readable[];
-    try {
-      // Every image opened before the answer begins: one that cannot be read back is an error
-      // answer, billed nothing, rather than a cut answer.
-      opened = await openImages(options.storedImages, result.imageUrls);
-    } catch (error) {
-      await unbilled?.release(error);
-      throw error;
-    }
-    // Followed from before the answer begins: its row and log line wait for its bill.
-    if (unbilled === undefined) void endOfBodyAnswer(reply, opened, undefined);
-    else followOutcome(request, endOfBodyAnswer(reply, opened, unbilled));
-    const body = b64ImagesResponse(generationRequest, result, createdOf(result), opened);
-    return reply.type('application/json; charset=utf-8').send(body);
-  };
-
-  // A replay answers the first answer's time, as it answers its images.
-  const createdOf = (result: GenerationResult) =>
-    Math.floor((result.createdAt ?? options.now()) / 1000);
-
-  const answer = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    { request: generationRequest, responseFormat }: OpenAiImageRequest,
-  ) =>
-    responseFormat === 'b64_json'
-      ? answerBase64(request, generationRequest, reply)
-      : answerUrls(request, generationRequest, reply);
-
+  const answer = openAiAnswer(options);
   for (const root of openAiRoots(options.routePrefix)) {
     scope.post(
       `${root}/images/generations`,
