@@ -10,7 +10,7 @@ import type {
 } from '../generation/generation-service.js';
 import { describe, emptyOutcome, replayOutcome } from '../ledger/generation-outcome.js';
 import { principalOf } from './hooks/authentication.js';
-import { followOutcome, rowLabelsOf } from './hooks/ledger.js';
+import { followWork, recordOutcome, rowLabelsOf } from './hooks/ledger.js';
 import { CancellationSource } from '../support/cancellation.js';
 import { answeringReplay } from './hooks/idempotency.js';
 import type { PublicOrigins } from './public-origins.js';
@@ -106,7 +106,7 @@ async function runUntilStored<T extends Generation | UnbilledGeneration>(
   if (generationRequest.prompt.truncated) reply.header('x-prompt-truncated', 'true');
   const replay = request.idempotentReplay;
   if (replay !== undefined) {
-    followOutcome(request, Promise.resolve(replayOutcome(generationRequest, replay.result)));
+    recordOutcome(request, replayOutcome(generationRequest, replay.result));
     answeringReplay(reply);
     const present = options.origins.presenterFor(request.host);
     return { result: withUrls(replay.result, present), requestId: replay.requestId };
@@ -134,19 +134,17 @@ async function runUntilStored<T extends Generation | UnbilledGeneration>(
     if (!answerFinished(reply.raw)) abort.abort(new CallerGone());
   };
   whenClosed(reply, onClose);
+  const run = start(context);
+  followWork(request, run);
+  let ended: T | Failed;
   try {
+    ended = await run;
+  } catch (error) {
     // A generation answers its failures as values; anything it throws all the same is one too.
-    const run = start(context).catch((error: unknown): Failed => ({
-      ok: false,
-      error,
-      outcome: emptyOutcome(describe(generationRequest)),
-    }));
-    followOutcome(
-      request,
-      run.then((ended) => ended.outcome),
-    );
-    return await run;
+    ended = { ok: false, error, outcome: emptyOutcome(describe(generationRequest)) };
   } finally {
     reply.raw.off('close', onClose);
   }
+  recordOutcome(request, ended.outcome);
+  return ended;
 }

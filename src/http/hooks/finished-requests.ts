@@ -96,8 +96,9 @@ export function finishedRequestReporter(metrics: GatewayMetrics | undefined): Re
     // Reported once the request's work is over: an answer billed after its hand-over, or a bill
     // under way when its caller left, is reported as its ledger row records it.
     const ended = endOfRequest(request, reply, callerLeft);
-    if (ended === undefined) write(request, reply, callerLeft, elapsedMs, undefined);
-    else void ended.then((row) => write(request, reply, callerLeft, elapsedMs, row));
+    if (ended instanceof Promise)
+      void ended.then((row) => write(request, reply, callerLeft, elapsedMs, row ?? undefined));
+    else write(request, reply, callerLeft, elapsedMs, ended ?? undefined);
   };
 }
 

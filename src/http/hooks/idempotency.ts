@@ -5,7 +5,7 @@ import { wantsTask } from '../async-header.js';
 import { answerFinished } from '../answer-finished.js';
 import { whenClosed } from '../when-closed.js';
 import { emptyOutcome } from '../../ledger/generation-outcome.js';
-import { followOutcome, outcomeWhenSettled } from './ledger.js';
+import { outcomeWhenSettled, recordOutcome } from './ledger.js';
 import {
   checkIdempotencyKey,
   type IdempotencyClaim,
@@ -107,7 +107,11 @@ async function claimOrReplay(
     request.idempotencyClaim = claim;
     // Whatever the end, a claim left unpublished is forgotten so that a repeat runs again; an
     // answer billed once handed over publishes it with that bill, which may still be under way.
-    whenClosed(reply, () => void outcomeWhenSettled(request).then(() => claim.finish()));
+    whenClosed(reply, () => {
+      const settled = outcomeWhenSettled(request);
+      if (settled instanceof Promise) void settled.then(() => claim.finish());
+      else void claim.finish();
+    });
     return false;
   }
   const { outcome } = started;
@@ -119,10 +123,7 @@ async function claimOrReplay(
     return false;
   }
   // A response stored whole by an earlier version of the gateway: replayed byte for byte.
-  followOutcome(
-    request,
-    Promise.resolve(Object.assign(emptyOutcome(undefined), { replayed: true })),
-  );
+  recordOutcome(request, Object.assign(emptyOutcome(undefined), { replayed: true }));
   const { response } = outcome;
   for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
   reply.header(REPLAYED_HEADER, 'true');

@@ -24,22 +24,69 @@ export interface LedgerHooksOptions {
   modelNamedBy?: ((request: FastifyRequest) => unknown) | undefined;
 }
 
-/** A request of an accounted scope as it arrived: its row's id and arrival, and its scope's door. */
+/** A request of an accounted scope as it arrived: its row's id and arrival, and its scope. */
 interface Opened {
   rowId: string;
   receivedAt: number;
-  frontDoorOf: (request: FastifyRequest) => string;
-  /** Writes the request's row once its work is over, the first time it is called. */
-  end: (reply: FastifyReply, callerLeft: boolean) => Promise<UsageRow | undefined>;
+  scope: LedgerScope;
 }
 
+/** The row a request ended with; null for one that has none (never authenticated). */
+type EndedRow = UsageRow | null;
+
 const opened = new WeakMap<FastifyRequest, Opened>();
-/** The outcome each request's work will come to, the latest one followed. */
-const pending = new WeakMap<FastifyRequest, Promise<GenerationOutcome>>();
+/** Work under way for a request: its end waits for it, then reads the outcome recorded. */
+const working = new WeakMap<FastifyRequest, Promise<unknown>>();
 /** The outcome each request's work came to, once known. */
 const known = new WeakMap<FastifyRequest, GenerationOutcome>();
-/** The row each request ended with, once its work was over. */
-const ended = new WeakMap<FastifyRequest, Promise<UsageRow | undefined>>();
+/** The row each request ended with, or the promise of it while its work is still under way. */
+const ended = new WeakMap<FastifyRequest, EndedRow | Promise<EndedRow>>();
+
+/** What one accounted scope writes its requests' rows with. */
+class LedgerScope {
+  private readonly modelNamedBy: (request: FastifyRequest) => unknown;
+
+  constructor(readonly options: LedgerHooksOptions) {
+    this.modelNamedBy =
+      options.modelNamedBy ??
+      ((request: FastifyRequest) => (request.body as { model?: unknown } | null)?.model);
+  }
+
+  /** The request's row, written unless the billing wrote it; at once when its work is over. */
+  end(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    callerLeft: boolean,
+  ): EndedRow | Promise<EndedRow> {
+    if (request.principal === undefined) return null;
+    const outcome = outcomeWhenSettled(request);
+    if (outcome instanceof Promise)
+      return outcome.then((settled) => this.rowOf(request, reply, callerLeft, settled));
+    return this.rowOf(request, reply, callerLeft, outcome);
+  }
+
+  private rowOf(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    callerLeft: boolean,
+    settled: GenerationOutcome | undefined,
+  ): UsageRow {
+    const outcome = settled ?? emptyOutcome(describeRefused(this.modelNamedBy(request)));
+    // Written with the billing: it stands, whatever became of the caller afterwards.
+    if (outcome.recorded !== undefined && outcome.recorded !== 'task') return outcome.recorded;
+    const answered = answeredError(request);
+    const row = usageRowOf(rowLabelsOf(request), outcome, {
+      status: callerLeft
+        ? LEDGER_CODES.CallerGone.status
+        : (outcome.status ?? answered?.status ?? reply.statusCode),
+      code: callerLeft ? 'CallerGone' : (outcome.code ?? answered?.code),
+      endedAt: this.options.now(),
+    });
+    // A task submission's row is written when its task ends; this one only reports it.
+    if (outcome.recorded !== 'task') this.options.ledger.record(row);
+    return row;
+  }
+}
 
 /**
  * Opens a request's row when it arrives and, once the request is over (answered, or left by its
@@ -48,26 +95,13 @@ const ended = new WeakMap<FastifyRequest, Promise<UsageRow | undefined>>();
  * and its outcome.
  */
 export function addLedgerHooks(scope: FastifyInstance, options: LedgerHooksOptions): void {
-  const modelNamedBy =
-    options.modelNamedBy ??
-    ((request: FastifyRequest) => (request.body as { model?: unknown } | null)?.model);
+  const ledgerScope = new LedgerScope(options);
 
   scope.addHook('onRequest', (request, reply, done) => {
     opened.set(request, {
       rowId: timeOrderedUuid(),
       receivedAt: options.now(),
-      frontDoorOf: options.frontDoorOf,
-      end: (endedReply, callerLeft) => {
-        let row = ended.get(request);
-        if (row === undefined) {
-          row =
-            request.principal === undefined
-              ? Promise.resolve(undefined)
-              : rowAtTheEnd(request, endedReply, callerLeft);
-          ended.set(request, row);
-        }
-        return row;
-      },
+      scope: ledgerScope,
     });
     // A caller who leaves early may never see onResponse; the connection's close always comes
     // (or came during authentication, which runs before this hook).
@@ -81,28 +115,6 @@ export function addLedgerHooks(scope: FastifyInstance, options: LedgerHooksOptio
     void endOfRequest(request, reply, false);
     done();
   });
-
-  const rowAtTheEnd = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    callerLeft: boolean,
-  ): Promise<UsageRow | undefined> => {
-    const outcome =
-      (await outcomeWhenSettled(request)) ?? emptyOutcome(describeRefused(modelNamedBy(request)));
-    // Written with the billing: it stands, whatever became of the caller afterwards.
-    if (outcome.recorded !== undefined && outcome.recorded !== 'task') return outcome.recorded;
-    const answered = answeredError(request);
-    const row = usageRowOf(rowLabelsOf(request), outcome, {
-      status: callerLeft
-        ? LEDGER_CODES.CallerGone.status
-        : (outcome.status ?? answered?.status ?? reply.statusCode),
-      code: callerLeft ? 'CallerGone' : (outcome.code ?? answered?.code),
-      endedAt: options.now(),
-    });
-    // A task submission's row is written when its task ends; this one only reports it.
-    if (outcome.recorded !== 'task') options.ledger.record(row);
-    return row;
-  };
 }
 
 /** The labels of a request's row; a request outside an accounted scope is a wiring bug (a 500). */
@@ -117,19 +129,31 @@ export function rowLabelsOf(request: FastifyRequest): RowLabels {
     receivedAt: entry.receivedAt,
     tokenId: principal.tokenId,
     account: principal.account,
-    frontDoor: entry.frontDoorOf(request),
+    frontDoor: entry.scope.options.frontDoorOf(request),
     workspace: workspaceOf(request),
   };
 }
 
 /**
- * Follows the work of a request to its outcome: the row, the log line and the metrics wait for
- * it. A later call (an answer billed once handed over) replaces an earlier one.
+ * Work under way for the request: its end waits for it, and then reads the outcome the work
+ * recorded (`recordOutcome`). Later work (an answer billed once handed over) replaces earlier.
  */
+export function followWork(request: FastifyRequest, work: Promise<unknown>): void {
+  working.set(request, work);
+  known.delete(request);
+}
+
+/** What the request's work came to, known now. */
+export function recordOutcome(request: FastifyRequest, outcome: GenerationOutcome): void {
+  working.delete(request);
+  known.set(request, outcome);
+}
+
+/** Work under way for the request that resolves to its outcome, recorded once it does. */
 export function followOutcome(request: FastifyRequest, outcome: Promise<GenerationOutcome>): void {
-  pending.set(request, outcome);
+  followWork(request, outcome);
   void outcome.then((value) => {
-    if (pending.get(request) === outcome) known.set(request, value);
+    if (working.get(request) === outcome) recordOutcome(request, value);
   });
 }
 
@@ -138,26 +162,48 @@ export function outcomeSoFar(request: FastifyRequest): GenerationOutcome | undef
   return known.get(request);
 }
 
-/** The outcome a request's work comes to, once the last work followed is over. */
-export async function outcomeWhenSettled(
+/**
+ * The outcome a request's work comes to: at once when no work is under way, else once the last
+ * work followed is over.
+ */
+export function outcomeWhenSettled(
   request: FastifyRequest,
+): GenerationOutcome | undefined | Promise<GenerationOutcome | undefined> {
+  const work = working.get(request);
+  if (work === undefined) return known.get(request);
+  return afterWork(request, work);
+}
+
+async function afterWork(
+  request: FastifyRequest,
+  first: Promise<unknown>,
 ): Promise<GenerationOutcome | undefined> {
-  for (;;) {
-    const outcome = pending.get(request);
-    if (outcome === undefined) return undefined;
-    const value = await outcome;
-    if (pending.get(request) === outcome) return value;
+  let work: Promise<unknown> | undefined = first;
+  while (work !== undefined) {
+    await work.catch(() => undefined);
+    const next = working.get(request);
+    // The work recorded its outcome (or left none), unless later work took its place.
+    work = next === work ? undefined : next;
   }
+  return known.get(request);
 }
 
 /**
  * Ends a request of an accounted scope: its row, once its work is over, written unless the
- * billing wrote it; the same row to every caller. Undefined for a request outside such a scope.
+ * billing wrote it; the same row to every caller (null when it has none). Undefined for a
+ * request outside such a scope.
  */
 export function endOfRequest(
   request: FastifyRequest,
   reply: FastifyReply,
   callerLeft: boolean,
-): Promise<UsageRow | undefined> | undefined {
-  return opened.get(request)?.end(reply, callerLeft);
+): EndedRow | Promise<EndedRow> | undefined {
+  const entry = opened.get(request);
+  if (entry === undefined) return undefined;
+  let row = ended.get(request);
+  if (row === undefined) {
+    row = entry.scope.end(request, reply, callerLeft);
+    ended.set(request, row);
+  }
+  return row;
 }

@@ -4,7 +4,7 @@ import { invalidParameter } from '../../errors/gateway-error.js';
 import type { HeldSubmission, TaskService } from '../../tasks/task-service.js';
 import { principalOf } from '../hooks/authentication.js';
 import { answeringReplay } from '../hooks/idempotency.js';
-import { followOutcome, rowLabelsOf } from '../hooks/ledger.js';
+import { followOutcome, recordOutcome, rowLabelsOf } from '../hooks/ledger.js';
 import { describe, emptyOutcome } from '../../ledger/generation-outcome.js';
 import { resolvesUploads } from '../upload-headers.js';
 import { answerFinished, watchFinish } from '../answer-finished.js';
@@ -33,10 +33,7 @@ export async function submitTask(
     const taskId = taskIdOf(replay.result);
     if (taskId === undefined)
       throw invalidParameter('Idempotency-Key', 'was used for a synchronous request');
-    followOutcome(
-      request,
-      Promise.resolve(Object.assign(emptyOutcome(description), { replayed: true })),
-    );
+    recordOutcome(request, Object.assign(emptyOutcome(description), { replayed: true }));
     answeringReplay(reply);
     return receipt(taskId, request.id);
   }
