@@ -165,11 +165,14 @@ export class GenerationPipeline implements GenerationService {
       };
       if (context.storeImages === true) job.storeImages = true;
       if (incremental !== undefined) job.onImage = incremental.offer;
-      const produced = await this.stages.engine.generate(job).catch(async (error: unknown) => {
+      let produced: EngineOutput;
+      try {
+        produced = await this.stages.engine.generate(job);
+      } catch (error) {
         facts = attemptOf(error, performance.now() - admittedAt);
         // The engine stopped because a delivery failed: that failure is the request's.
         throw (await incremental?.settled()) ?? unwrapped(error);
-      });
+      }
       facts = {
         channel: produced.channel,
         upstreamMs: produced.upstreamMs ?? performance.now() - admittedAt,
