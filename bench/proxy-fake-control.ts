@@ -5,6 +5,7 @@ import { type Children, firstMatch } from './proxy-children.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCRIPT = path.join(ROOT, 'bench', 'proxy-fake-upstream.ts');
 const BARE_NODE_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-node.ts');
+const BARE_FASTIFY_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-fastify.ts');
 
 /**
  * What the fake has seen: calls waiting out the delay now, calls answered, and connections
@@ -72,18 +73,31 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
 }
 
 /** The bare Node.js proxy (bench/proxy-bare-node.ts) in front of `upstreamUrl`. */
-export async function startBareNodeProxy(
+export function startBareNodeProxy(
   children: Children,
   upstreamUrl: string,
 ): Promise<{ url: string; pid: number }> {
-  const child = children.spawn(
-    process.execPath,
-    ['--import', 'tsx', BARE_NODE_SCRIPT, upstreamUrl],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const match = await firstMatch(child, /\{"port":(\d+)\}/, 'the bare Node.js proxy');
+  return startReference(children, BARE_NODE_SCRIPT, upstreamUrl, 'the bare Node.js proxy');
+}
+
+/** The same on Fastify (bench/proxy-bare-fastify.ts) in front of `upstreamUrl`. */
+export function startBareFastifyProxy(
+  children: Children,
+  upstreamUrl: string,
+): Promise<{ url: string; pid: number }> {
+  return startReference(children, BARE_FASTIFY_SCRIPT, upstreamUrl, 'the bare Fastify proxy');
+}
+
+async function startReference(
+  children: Children,
+  script: string,
+  upstreamUrl: string,
+  name: string,
+): Promise<{ url: string; pid: number }> {
+  const child = children.spawn(process.execPath, ['--import', 'tsx', script, upstreamUrl], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const match = await firstMatch(child, /\{"port":(\d+)\}/, name);
   return { url: `http://127.0.0.1:${match[1]}`, pid: child.pid as number };
 }

@@ -20,7 +20,12 @@ import type { BenchRow } from './bench-row.js';
 import { arrivalSpread } from './proxy-arrivals.js';
 import { Children } from './proxy-children.js';
 import { post, sequentialLatency } from './proxy-client.js';
-import { type FakeUpstream, startBareNodeProxy, startFakeUpstream } from './proxy-fake-control.js';
+import {
+  type FakeUpstream,
+  startBareFastifyProxy,
+  startBareNodeProxy,
+  startFakeUpstream,
+} from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
 import { type RunningNginx, startNginx } from './proxy-nginx.js';
 import { largestGreyPng } from './proxy-png.js';
@@ -68,6 +73,7 @@ const CROWD_SETUPS: readonly string[] = [
   SETUP.direct,
   SETUP.nginx,
   SETUP.bareNode,
+  SETUP.bareFastify,
   SETUP.passThrough,
   SETUP.rehost,
 ];
@@ -147,14 +153,23 @@ export default async function bench(): Promise<BenchRow[]> {
     const referencing = comparing || ONLY.has('crowd');
     const nginx = referencing ? await startNginx(children, fake.port) : undefined;
     const bareNode = referencing ? await startBareNodeProxy(children, fake.url) : undefined;
+    const bareFastify = referencing ? await startBareFastifyProxy(children, fake.url) : undefined;
     const shared = comparing ? await openSharedBackend() : undefined;
     try {
       const { loads, alone } = comparing
-        ? await compare(wrk, setupsOf(children, fake, nginx, bareNode, shared?.env), fake)
+        ? await compare(
+            wrk,
+            setupsOf(children, fake, nginx, { bareNode, bareFastify }, shared?.env),
+            fake,
+          )
         : { loads: [], alone: [] };
-      const crowdSetups = setupsOf(children, fake, nginx, bareNode, undefined).filter(
-        ({ name }) => CROWD_SETUPS.includes(name) && name.includes(ROWS),
-      );
+      const crowdSetups = setupsOf(
+        children,
+        fake,
+        nginx,
+        { bareNode, bareFastify },
+        undefined,
+      ).filter(({ name }) => CROWD_SETUPS.includes(name) && name.includes(ROWS));
       const crowd = !ONLY.has('crowd')
         ? 'crowd: not run (--only)'
         : wrk === undefined
@@ -231,7 +246,7 @@ function setupsOf(
   children: Children,
   fake: FakeUpstream,
   nginx: RunningNginx | undefined,
-  bareNode: { url: string; pid: number } | undefined,
+  references: Record<'bareNode' | 'bareFastify', { url: string; pid: number } | undefined>,
   sharedEnv: Record<string, string> | undefined,
 ): Setup[] {
   const gateway = (
@@ -273,7 +288,10 @@ function setupsOf(
   return [
     fixed(SETUP.direct, fake.url, fake.pid),
     ...(nginx === undefined ? [] : [fixed(SETUP.nginx, nginx.url, nginx.workerPid)]),
-    ...(bareNode === undefined ? [] : [fixed(SETUP.bareNode, bareNode.url, bareNode.pid)]),
+    ...(['bareNode', 'bareFastify'] as const).flatMap((name) => {
+      const reference = references[name];
+      return reference === undefined ? [] : [fixed(SETUP[name], reference.url, reference.pid)];
+    }),
     gateway(SETUP.passThrough, true, PASS_THROUGH),
     gateway(SETUP.openAiRoute, false, PASS_THROUGH, OPENAI_ROUTE),
     gateway(SETUP.randomRequestIds, false, PASS_THROUGH, DASHSCOPE_ROUTE, true),
