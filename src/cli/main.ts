@@ -1,13 +1,10 @@
-import { openServices } from '../bootstrap/open-services.js';
-import { GatewayAnswerError, GatewayTransportError } from '../client/answer-error.js';
-import { ConfigError, loadConfig } from '../config/load-config.js';
+import { GatewayAnswerError } from '../client/answer-error.js';
 import { CONNECTION_USAGE } from './client-settings.js';
 import { GENERATE_USAGE } from './generate-options.js';
 import { runGenerateCommand } from './generate-command.js';
 import { Interrupted } from './interrupted.js';
 import { runTasksCommand, TASKS_USAGE } from './tasks-command.js';
-import { runTokenCommand, TOKEN_USAGE } from './token-command.js';
-import { runUsageCommand, USAGE_USAGE } from './usage-command.js';
+import { TOKEN_USAGE, USAGE_USAGE } from './operator-usage.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `imagegate: the image-generation gateway's command line
@@ -57,14 +54,8 @@ export async function runCli(context: CliContext): Promise<number> {
     if (command === 'tasks') return (await runTasksCommand(rest, context), 0);
     if (command !== 'token' && command !== 'usage')
       throw new UsageError(`unknown command "${command}"`, USAGE);
-    const services = await openServices(loadConfig(env));
-    try {
-      const output = { out: (text: string) => stdout.write(text) };
-      if (command === 'usage') await runUsageCommand(rest, services, output);
-      else await runTokenCommand(rest, services, output);
-    } finally {
-      await services.close();
-    }
+    const { runOperatorCommand } = await import('./operator-command.js');
+    await runOperatorCommand(command, rest, env, (text) => stdout.write(text));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -77,10 +68,6 @@ export async function runCli(context: CliContext): Promise<number> {
     if (error instanceof GatewayAnswerError) {
       const id = error.requestId === undefined ? '' : ` (request ${error.requestId})`;
       stderr.write(`imagegate: ${error.code}: ${error.message}${id}\n`);
-      return 1;
-    }
-    if (error instanceof ConfigError || error instanceof GatewayTransportError) {
-      stderr.write(`imagegate: ${error.message}\n`);
       return 1;
     }
     stderr.write(`imagegate: ${error instanceof Error ? error.message : String(error)}\n`);

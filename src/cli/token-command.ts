@@ -6,18 +6,11 @@ import type { TokenRecord } from '../store/token-store.js';
 import {
   describeLimits,
   LIMIT_OPTIONS,
-  LIMIT_USAGE,
   readExpiryChange,
   readLimitChanges,
 } from './limit-options.js';
+import { TOKEN_USAGE } from './operator-usage.js';
 import { UsageError } from './usage-error.js';
-
-export const TOKEN_USAGE = `usage:
-  imagegate token create --name NAME [--account ACCOUNT] [--expires-in 30d] [--admin] [limits]
-  imagegate token update ID [limits] [--expires-in 30d | --expires-at TIME | --no-expiry]
-  imagegate token list [--json]
-  imagegate token revoke ID
-${LIMIT_USAGE}`;
 
 export interface Output {
   out(text: string): void;

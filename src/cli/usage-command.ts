@@ -9,12 +9,8 @@ import {
 } from '../ledger/usage-query.js';
 import { SqlUsageStore } from '../store/usage-store.js';
 import type { Output } from './token-command.js';
+import { USAGE_USAGE } from './operator-usage.js';
 import { UsageError } from './usage-error.js';
-
-export const USAGE_USAGE = `  imagegate usage [--since TIME] [--until TIME] [--token ID] [--account A]
-                  [--group-by day|model|token] [--limit N] [--csv | --json]
-    TIME: 2025-01-31, an ISO 8601 time, or a duration back from now such as 24h or 7d.
-    Without --group-by, lists requests (oldest first, at most --limit, default 1000) and totals.`;
 
 const OPTION_NAMES: Record<keyof UsageQueryText, string> = {
   since: '--since',
