@@ -39,6 +39,11 @@ export async function outputDir(t: TestContext): Promise<string> {
   return dir;
 }
 
+/** `generate` of one 1K image as a task, saved into `dir`. */
+export function asyncGenerateArgs(dir: string): string[] {
+  return ['generate', 'a fox', '--size', '1K', '--async', '-o', dir];
+}
+
 /** A running client command, its output as it comes. */
 export interface ClientProcess {
   child: ChildProcess;

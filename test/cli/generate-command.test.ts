@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { MODEL_A } from '../../src/domain/models.js';
 import {
   type ClientGateway,
+  asyncGenerateArgs,
   outputDir,
   pngAt,
   runClient,
@@ -15,6 +16,23 @@ import {
 
 const SAVED = /^(\/\S+\/imagegate-[A-Za-z0-9._-]+-(\d+)\.png)$/gm;
 const ESCAPE = '\x1b';
+
+/** A sequential group of up to two; seed 1 makes the local engine produce both for this prompt. */
+function sequentialPair(dir: string): string[] {
+  return [
+    'generate',
+    'a lighthouse at dusk',
+    '--size',
+    '1K',
+    '-n',
+    '2',
+    '--seed',
+    '1',
+    '--sequential',
+    '-o',
+    dir,
+  ];
+}
 
 function savedPaths(stdout: string): string[] {
   return [...stdout.matchAll(SAVED)].map((match) => match[1]!);
@@ -41,13 +59,7 @@ describe('imagegate generate against a running gateway (local engine)', () => {
 
   it('-n 2 --sequential streams a group of two and saves both, in order', async (t) => {
     const dir = await outputDir(t);
-    // Seed 1 makes the local engine produce the whole group of two for this prompt.
-    const run = await runClient(
-      client.env,
-      'generate',
-      'a lighthouse at dusk',
-      ...['--size', '1K', '-n', '2', '--seed', '1', '--sequential', '-o', dir],
-    );
+    const run = await runClient(client.env, ...sequentialPair(dir));
     assert.equal(run.code, 0, run.stderr);
     const files = savedPaths(run.stdout);
     assert.equal(files.length, 2);
@@ -104,16 +116,7 @@ describe('imagegate generate against a running gateway (local engine)', () => {
 
   it('--async saves the image of its task, and tasks get shows it SUCCEEDED', async (t) => {
     const dir = await outputDir(t);
-    const run = await runClient(
-      client.env,
-      'generate',
-      'a fox',
-      '--size',
-      '1K',
-      '--async',
-      '-o',
-      dir,
-    );
+    const run = await runClient(client.env, ...asyncGenerateArgs(dir));
     assert.equal(run.code, 0, run.stderr);
     const taskId = /^task (\S+): SUCCEEDED$/m.exec(run.stdout)?.[1];
     assert.ok(taskId !== undefined, run.stdout);
@@ -156,12 +159,7 @@ describe('imagegate generate against a running gateway (local engine)', () => {
 
   it('on a terminal, a live progress line per image as the stream delivers it, in order', async (t) => {
     const dir = await outputDir(t);
-    const run = await runInTerminal(
-      client.env,
-      'generate',
-      'a lighthouse at dusk',
-      ...['--size', '1K', '-n', '2', '--seed', '1', '--sequential', '-o', dir],
-    );
+    const run = await runInTerminal(client.env, ...sequentialPair(dir));
     assert.equal(run.code, 0, run.stdout);
     assert.ok(run.stdout.includes(`${ESCAPE}[2K`), 'the live line is redrawn in place');
     const lines = [...run.stdout.matchAll(/image (\d+): (\/\S+\.png)/g)].map((m) => m[1]);

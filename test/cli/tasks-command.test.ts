@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { eventually } from '../helpers/waits.js';
 import {
   type ClientGateway,
+  asyncGenerateArgs,
   outputDir,
   runClient,
   spawnClient,
@@ -22,15 +23,7 @@ describe('imagegate tasks, and Ctrl-C during generate --async', () => {
 
   it('Ctrl-C while its task is pending cancels the task and exits 130', async (t) => {
     const dir = await outputDir(t);
-    const run = spawnClient(client.env, [
-      'generate',
-      'a fox',
-      '--size',
-      '1K',
-      '--async',
-      '-o',
-      dir,
-    ]);
+    const run = spawnClient(client.env, asyncGenerateArgs(dir));
     await eventually(() => PENDING_LINE.test(run.stdout()), 30_000, 'the task is shown PENDING');
     const taskId = PENDING_LINE.exec(run.stdout())![1]!;
     run.child.kill('SIGINT');
@@ -42,7 +35,7 @@ describe('imagegate tasks, and Ctrl-C during generate --async', () => {
 
   it('tasks cancel cancels a pending task; tasks list and get show it', async (t) => {
     const dir = await outputDir(t);
-    const run = spawnClient(client.env, ['generate', 'a fox', '--async', '-o', dir]);
+    const run = spawnClient(client.env, asyncGenerateArgs(dir));
     await eventually(() => PENDING_LINE.test(run.stdout()), 30_000, 'the task is shown PENDING');
     const taskId = PENDING_LINE.exec(run.stdout())![1]!;
     const listed = await runClient(client.env, 'tasks', 'list', '--status', 'PENDING');
