@@ -62,7 +62,7 @@ async function listCommand(args: string[], context: ClientContext): Promise<void
       .trimEnd(),
   );
   context.stdout.write(
-    `${lines.join('\n')}\npage ${listing.page_no} of ${listing.total_page}, ${listing.total} tasks\n`,
+    `${lines.join('\n')}\npage ${listing.page_no} of ${listing.total_page}, ${listing.total} task${listing.total === 1 ? '' : 's'}\n`,
   );
 }
 
