@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { eventually } from '../helpers/waits.js';
 import { MODEL_A } from '../../src/domain/models.js';
 import {
   type ClientGateway,
@@ -11,6 +12,7 @@ import {
   pngAt,
   runClient,
   runInTerminal,
+  spawnClient,
   startClientGateway,
 } from './client-runs.js';
 
@@ -129,6 +131,35 @@ describe('imagegate generate against a running gateway (local engine)', () => {
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, new RegExp(`^task ${taskId}: SUCCEEDED$`, 'm'));
     assert.match(shown.stdout, /^image 1: http:\/\/\S+\/images\/\S+\.png\?/m);
+  });
+
+  it('Ctrl-C during a stream drops it: exit 130, the images so far saved and billed', async (t) => {
+    const dir = await outputDir(t);
+    // Seed 6 makes the local engine produce a group of 11 for this prompt, 2K each.
+    const run = spawnClient(client.env, [
+      ...['generate', 'a long group', '-n', '12', '--seed', '6', '--sequential', '-o', dir],
+    ]);
+    await eventually(() => savedPaths(run.stdout()).length > 0, 30_000, 'the first image saved');
+    run.child.kill('SIGINT');
+    const ended = await run.ended;
+    assert.equal(ended.code, 130, ended.stderr);
+    const saved = savedPaths(ended.stdout);
+    assert.ok(saved.length < 11, `the stream stopped early, after ${saved.length} images`);
+    const requestId = /\/imagegate-([^/]+)-1\.png$/.exec(saved[0]!)![1]!;
+    await eventually(
+      async () => {
+        await client.gateway.admission.ledger.flush();
+        const rows = await client.gateway.admission.usage.list({}, 1000);
+        return rows.some(
+          (row) =>
+            row.requestId === requestId &&
+            row.errorCode === 'CallerGone' &&
+            row.imagesBilled >= saved.length,
+        );
+      },
+      30_000,
+      "the stream's ledger row says 499",
+    );
   });
 
   it('--openai saves the image the OpenAI door answers', async (t) => {
