@@ -6,7 +6,7 @@ import {
   type ImageUsage,
   sharedParameters,
 } from './image-request.js';
-import { readEvents } from './sse-reader.js';
+import { type GatewayEvent, readEvents } from './sse-reader.js';
 import { uploadFiles } from './uploads.js';
 
 /** A DashScope answer body, or one event's data (docs/api.md §5, §10.3). */
@@ -98,7 +98,7 @@ export async function streamGeneration(
   };
   if (response.body === null) throw new GatewayTransportError('the stream had no body');
   let finished = false;
-  for await (const event of readEvents(response.body)) {
+  for await (const event of eventsOf(response)) {
     const data = event.data as DashScopeAnswer;
     if (event.event === 'error')
       throw errorFromBody(data as object, event.status ?? 500, outcome.requestId);
@@ -117,6 +117,16 @@ export async function streamGeneration(
       `the stream of request ${outcome.requestId} ended before its last event`,
     );
   return outcome;
+}
+
+/**
+ * The answer's events; a gateway that answered JSON rather than a stream (one that ignores the
+ * stream headers) gives its answer as the one event.
+ */
+async function* eventsOf(response: Response): AsyncGenerator<GatewayEvent, void, undefined> {
+  if (response.headers.get('content-type')?.includes('text/event-stream') === true)
+    yield* readEvents(response.body!);
+  else yield { event: 'result', data: JSON.parse(await response.text()) as unknown };
 }
 
 /** Submits `request` as a task (docs/api.md §11.1); answers its id and the submission's id. */
