@@ -56,7 +56,7 @@ export class TokenIssuer {
 }
 
 /** Refuses a token name that the database cannot hold. */
-function checkTokenName(name: string): void {
+export function checkTokenName(name: string): void {
   const problem = storedTextProblem(name, MAX_NAME_CHARACTERS);
   if (problem !== undefined) throw new GatewayError('InvalidParameter', `name: ${problem}`);
 }

@@ -1,6 +1,13 @@
 import { parseDuration } from '../support/duration.js';
 import type { QuotaStanding, TokenLimitChanges, TokenLimits } from '../domain/token-limits.js';
-import { isModelId, MODEL_IDS, type ModelId } from '../domain/models.js';
+import { MODEL_IDS, type ModelId } from '../domain/models.js';
+import {
+  COUNT_RULES,
+  type CountRule,
+  distinctModels,
+  isCount,
+  modelsProblem,
+} from '../tokens/limit-rules.js';
 import { UsageError } from './usage-error.js';
 
 /** parseArgs options shared by `token create` and `token update`. */
@@ -24,15 +31,15 @@ bounds every token has ("default" returns to the deployment's setting on update)
   --upload-mb N       MiB of uploads per upload window (IMAGEGATE_UPLOAD_MB_PER_TOKEN)
   --upload-files N    files uploaded per upload window (IMAGEGATE_UPLOAD_FILES_PER_TOKEN)`;
 
-/** The bounds every token has: a token without its own has the deployment's setting. */
-type BoundOption = 'pending-tasks' | 'upload-mb' | 'upload-files';
-
 type LimitValues = Partial<Record<keyof typeof LIMIT_OPTIONS, string | boolean | undefined>>;
 
 const UNLIMITED = new Set(['unlimited', 'none']);
 const DEFAULT = 'default';
 
-/** Reads the limit options; `context` (e.g. "token update") prefixes every problem. */
+/**
+ * Reads the limit options into changes, by the rules the admin API applies too (COUNT_RULES);
+ * `context` (e.g. "token update") prefixes every problem.
+ */
 export function readLimitChanges(
   values: LimitValues,
   context: string,
@@ -41,37 +48,11 @@ export function readLimitChanges(
   const fail = (message: string): never => {
     throw new UsageError(`${context}: ${message}`, usage);
   };
-  const count = (name: keyof typeof LIMIT_OPTIONS, min: number): number | null | undefined => {
-    const raw = values[name];
-    if (typeof raw !== 'string') return undefined;
-    if (UNLIMITED.has(raw)) return null;
-    if (!/^[0-9]{1,12}$/.test(raw) || Number(raw) < min)
-      return fail(`--${name} must be an integer of at least ${min}, or "unlimited", got "${raw}"`);
-    return Number(raw);
-  };
-  const bound = (name: BoundOption): number | null | undefined => {
-    const raw = values[name];
-    if (typeof raw !== 'string') return undefined;
-    if (raw === DEFAULT) return null;
-    if (!/^[0-9]{1,12}$/.test(raw) || Number(raw) < 1)
-      return fail(
-        `--${name} must be an integer of at least 1, or "${DEFAULT}" for the deployment's setting, got "${raw}"`,
-      );
-    return Number(raw);
-  };
   const changes: TokenLimitChanges = {};
-  const maxPendingTasks = bound('pending-tasks');
-  const uploadMbPerWindow = bound('upload-mb');
-  const uploadFilesPerWindow = bound('upload-files');
-  if (maxPendingTasks !== undefined) changes.maxPendingTasks = maxPendingTasks;
-  if (uploadMbPerWindow !== undefined) changes.uploadMbPerWindow = uploadMbPerWindow;
-  if (uploadFilesPerWindow !== undefined) changes.uploadFilesPerWindow = uploadFilesPerWindow;
-  const imageQuota = count('image-quota', 0);
-  const requestsPerMinute = count('rpm', 1);
-  const maxConcurrent = count('concurrency', 1);
-  if (imageQuota !== undefined) changes.imageQuota = imageQuota;
-  if (requestsPerMinute !== undefined) changes.requestsPerMinute = requestsPerMinute;
-  if (maxConcurrent !== undefined) changes.maxConcurrent = maxConcurrent;
+  for (const rule of COUNT_RULES) {
+    const value = readCount(rule, values[rule.flag], fail);
+    if (value !== undefined) changes[rule.key] = value;
+  }
   const models = values.models;
   if (typeof models === 'string') {
     if (models === 'all') changes.allowedModels = null;
@@ -80,15 +61,31 @@ export function readLimitChanges(
         .split(',')
         .map((name) => name.trim())
         .filter((name) => name !== '');
-      const unknown = names.filter((name) => !isModelId(name));
-      if (names.length === 0 || unknown.length > 0)
+      if (modelsProblem(names) !== undefined)
         fail(
           `--models must list models among ${MODEL_IDS.join(', ')} or be "all", got "${models}"`,
         );
-      changes.allowedModels = [...new Set(names)] as ModelId[];
+      changes.allowedModels = distinctModels(names as ModelId[]);
     }
   }
   return changes;
+}
+
+/** A count option: "unlimited" removes a limit, "default" returns a bound to the deployment's. */
+function readCount(
+  rule: CountRule,
+  raw: string | boolean | undefined,
+  fail: (message: string) => never,
+): number | null | undefined {
+  if (typeof raw !== 'string') return undefined;
+  if (rule.bound ? raw === DEFAULT : UNLIMITED.has(raw)) return null;
+  if (!/^[0-9]{1,12}$/.test(raw) || !isCount(rule, Number(raw)))
+    return fail(
+      rule.bound
+        ? `--${rule.flag} must be an integer of at least ${rule.min}, or "${DEFAULT}" for the deployment's setting, got "${raw}"`
+        : `--${rule.flag} must be an integer of at least ${rule.min}, or "unlimited", got "${raw}"`,
+    );
+  return Number(raw);
 }
 
 /** `--expires-in 30d`, `--expires-at 2025-01-01T00:00:00Z` or `--no-expiry`, for token update. */

@@ -11,6 +11,10 @@ import {
 } from './limit-options.js';
 import { TOKEN_USAGE } from './operator-usage.js';
 import { UsageError } from './usage-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { silentLog } from '../support/log.js';
+import { TokenAdmin } from '../tokens/token-admin.js';
+import { loggedChanges } from '../tokens/admin-change.js';
 
 export interface Output {
   out(text: string): void;
@@ -59,14 +63,13 @@ async function createToken(args: string[], services: Services, output: Output): 
       TOKEN_USAGE,
     );
   }
-  const { token, record } = await services.tokenIssuer.issue({
+  const { token } = await tokenAdminOf(services).create(CLI_ACTOR, {
     name: name.trim(),
     account: ((values.account as string | undefined) ?? 'default').trim() || 'default',
     expiresInSeconds,
     admin: values.admin === true,
+    limits,
   });
-  // The token is printed only once its limits are stored: never a token without its limits.
-  await new SqlTokenLimitsStore(services.database.db).update(record.id, limits);
   output.out(`${token}\n`);
 }
 
@@ -134,8 +137,10 @@ async function revokeToken(args: string[], services: Services, output: Output): 
   const [id] = positionals;
   if (id === undefined || positionals.length !== 1)
     throw new UsageError('token revoke: give exactly one token ID', TOKEN_USAGE);
-  if (!(await services.tokenStore.revoke(id, Date.now())))
-    throw new UsageError(`token revoke: no token with ID ${id}`);
+  await orUsageError(
+    tokenAdminOf(services).revoke(CLI_ACTOR, id),
+    `token revoke: no token with ID ${id}`,
+  );
   output.out(`revoked ${id}\n`);
 }
 
@@ -158,11 +163,12 @@ async function updateToken(args: string[], services: Services, output: Output): 
   if (expiresAt !== undefined) changes.expiresAt = expiresAt;
   if (Object.keys(changes).length === 0)
     throw new UsageError('token update: give at least one limit or expiry to change', TOKEN_USAGE);
-  const store = new SqlTokenLimitsStore(services.database.db);
-  if (!(await store.update(id, changes)))
-    throw new UsageError(`token update: no token with ID ${id}`);
+  await orUsageError(
+    tokenAdminOf(services).update(CLI_ACTOR, id, { limits: changes }),
+    `token update: no token with ID ${id}`,
+  );
   const token = await services.tokenStore.find(id);
-  const limits = await store.find(id);
+  const limits = await new SqlTokenLimitsStore(services.database.db).find(id);
   output.out(
     `${JSON.stringify(
       {
@@ -173,6 +179,29 @@ async function updateToken(args: string[], services: Services, output: Output): 
       2,
     )}\n`,
   );
+}
+
+/** Who the change log names for changes made on the server's own disk. */
+const CLI_ACTOR = 'cli';
+
+function tokenAdminOf(services: Services): TokenAdmin {
+  return new TokenAdmin({
+    issuer: services.tokenIssuer,
+    tokens: services.tokenStore,
+    limits: new SqlTokenLimitsStore(services.database.db),
+    changes: loggedChanges(silentLog),
+    now: Date.now,
+  });
+}
+
+/** The CLI's words for an unknown token; every other failure as it is. */
+async function orUsageError<T>(operation: Promise<T>, notFound: string): Promise<T> {
+  try {
+    return await operation;
+  } catch (error) {
+    if (error instanceof GatewayError && error.code === 'NotFound') throw new UsageError(notFound);
+    throw error;
+  }
 }
 
 function limitsOf(limits: Map<string, TokenLimitsRecord>, id: string) {

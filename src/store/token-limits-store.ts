@@ -25,6 +25,11 @@ export class SqlTokenLimitsStore {
     return (await this.selectLimits().execute()).map(fromRow);
   }
 
+  async findMany(tokenIds: readonly string[]): Promise<TokenLimitsRecord[]> {
+    if (tokenIds.length === 0) return [];
+    return (await this.selectLimits().where('id', 'in', tokenIds).execute()).map(fromRow);
+  }
+
   /** Applies the changes; false when there is no such token. */
   async update(tokenId: string, changes: TokenLimitChanges): Promise<boolean> {
     const set: Updateable<DatabaseSchema['tokens']> = {};

@@ -11,10 +11,22 @@ export interface TokenRecord {
   admin: boolean;
 }
 
+/** Which tokens a page lists, oldest first, from just after `after` (a token's creation and id). */
+export interface TokenPageQuery {
+  account?: string | undefined;
+  name?: string | undefined;
+  revoked?: boolean | undefined;
+  after?: { createdAt: number; id: string } | undefined;
+  limit: number;
+}
+
 export interface TokenStore {
   insert(record: TokenRecord): Promise<void>;
   find(id: string): Promise<TokenRecord | undefined>;
   list(): Promise<TokenRecord[]>;
+  page(query: TokenPageQuery): Promise<TokenRecord[]>;
+  /** Renames the token; false when there is no such token. */
+  rename(id: string, name: string): Promise<boolean>;
   /** Marks the token revoked; false when there is no such token. Revoking twice keeps the first time. */
   revoke(id: string, at: number): Promise<boolean>;
 }
@@ -55,6 +67,33 @@ export class SqlTokenStore implements TokenStore {
       .orderBy('id')
       .execute();
     return rows.map(fromRow);
+  }
+
+  async page(query: TokenPageQuery): Promise<TokenRecord[]> {
+    let select = this.db.selectFrom('tokens').selectAll();
+    if (query.account !== undefined) select = select.where('account', '=', query.account);
+    if (query.name !== undefined) select = select.where('name', '=', query.name);
+    if (query.revoked !== undefined)
+      select = select.where('revoked_at', query.revoked ? 'is not' : 'is', null);
+    const after = query.after;
+    if (after !== undefined)
+      select = select.where((row) =>
+        row.or([
+          row('created_at', '>', after.createdAt),
+          row.and([row('created_at', '=', after.createdAt), row('id', '>', after.id)]),
+        ]),
+      );
+    const rows = await select.orderBy('created_at').orderBy('id').limit(query.limit).execute();
+    return rows.map(fromRow);
+  }
+
+  async rename(id: string, name: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('tokens')
+      .set({ name })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async revoke(id: string, at: number): Promise<boolean> {
