@@ -10,6 +10,9 @@ import type { GenerationParts } from './open-generation.js';
 import type { Services } from './open-services.js';
 import type { TaskServices } from './open-tasks.js';
 import { VERSION } from './version.js';
+import type { Log } from '../support/log.js';
+import { TokenAdmin } from '../tokens/token-admin.js';
+import { loggedChanges } from '../tokens/admin-change.js';
 
 export interface GatewayParts {
   config: Config;
@@ -20,6 +23,8 @@ export interface GatewayParts {
   generation: GenerationParts;
   tasks: TaskServices;
   metrics: GatewayMetrics;
+  /** Where admin changes to tokens are logged: the app's logger once it exists. */
+  log: Log;
   now: () => number;
 }
 
@@ -48,6 +53,13 @@ export function buildGatewayApp(parts: GatewayParts): FastifyInstance {
     modelAccess: admission.admission,
     idempotency: admission.idempotency,
     usage: admission.usage,
+    tokens: new TokenAdmin({
+      issuer: services.tokenIssuer,
+      tokens: services.tokenStore,
+      limits: admission.limits,
+      changes: loggedChanges(parts.log),
+      now,
+    }),
     tasks: parts.tasks.service,
     metrics: { gateway: parts.metrics, access: config.metrics },
     now,

@@ -57,7 +57,18 @@ export async function createGateway(
     log,
   });
   const metrics = gatewayMetricsOf(admission, generation);
-  const parts = { config, services, admission, storage, origins, generation, tasks, metrics, now };
+  const parts = {
+    config,
+    services,
+    admission,
+    storage,
+    origins,
+    generation,
+    tasks,
+    metrics,
+    log,
+    now,
+  };
   const app = buildGatewayApp(parts);
   log.target = app.log;
   storage.sweeper.start(app.log);

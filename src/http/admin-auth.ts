@@ -11,3 +11,10 @@ export function requireAdmin(authenticator: Authenticator): onRequestAsyncHookHa
     request.principal = principal;
   };
 }
+
+/** An onRequest hook for /me routes: any valid token, or 401. */
+export function requireToken(authenticator: Authenticator): onRequestAsyncHookHandler {
+  return async (request) => {
+    request.principal = await authenticator.verifyAuthorization(request.headers.authorization);
+  };
+}

@@ -49,6 +49,9 @@ import { PublicOrigins } from './public-origins.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
 import { registerUploadRoutes, type UploadRouteOptions } from './routes/upload-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';
+import { registerAdminTokensRoute } from './routes/admin-tokens-route.js';
+import { registerMeRoute } from './routes/me-route.js';
+import type { TokenAdmin } from '../tokens/token-admin.js';
 import {
   OPENAI_ERROR_SHAPE,
   openAiModelNamedBy,
@@ -98,6 +101,8 @@ export interface AppDependencies {
   uploads?: Omit<UploadRouteOptions, 'routePrefix' | 'authenticator' | 'modelAliases' | 'origins'>;
   /** The origin each answer names in its image URLs and upload certificates; absent: as stored. */
   origins?: PublicOrigins;
+  /** Gateway tokens as the admin API and GET /me see them; absent: no such routes. */
+  tokens?: TokenAdmin;
   /** The running channel set, shown at GET /admin/channels. */
   channels?: ChannelStatusSource;
   /** What every request adds to, and who may read it at GET /metrics; absent: no such route. */
@@ -251,6 +256,10 @@ function registerRoutes(app: FastifyInstance, deps: AppDependencies): void {
   const now = deps.now ?? Date.now;
   if (deps.usage !== undefined)
     registerUsageRoute(app, { authenticator: deps.authenticator, usage: deps.usage, now });
+  if (deps.tokens !== undefined) {
+    registerAdminTokensRoute(app, { authenticator: deps.authenticator, tokens: deps.tokens, now });
+    registerMeRoute(app, { authenticator: deps.authenticator, tokens: deps.tokens });
+  }
   if (deps.channels !== undefined)
     registerAdminChannelsRoute(app, { authenticator: deps.authenticator, channels: deps.channels });
   registerGenerationDoors(app, deps, { modelAliases, origins, now });

@@ -6,7 +6,8 @@ import type { SqlTokenLimitsStore } from '../store/token-limits-store.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { AdminChange, ChangeRecorder } from './admin-change.js';
 import { checkLimitChanges, COUNT_RULES } from './limit-rules.js';
-import { tokenView, type TokenView } from './token-view.js';
+import { externalView, tokenView, type TokenView } from './token-view.js';
+import type { Principal } from '../domain/principal.js';
 import { decodeCursor, encodeCursor } from './token-cursor.js';
 
 export interface CreateToken {
@@ -79,6 +80,15 @@ export class TokenAdmin {
     const token = await this.parts.tokens.find(id);
     if (token === undefined) throw noSuchToken(id);
     return tokenView(token, await this.parts.limits.find(id));
+  }
+
+  /** The caller's own token; for an external token what is known, with limits from its row if any. */
+  async viewOf(caller: Principal): Promise<TokenView> {
+    if (caller.issuer === 'gateway' && caller.tokenId !== undefined)
+      return this.get(caller.tokenId);
+    const limits =
+      caller.tokenId === undefined ? undefined : await this.parts.limits.find(caller.tokenId);
+    return externalView(caller, limits);
   }
 
   async list(query: TokenListQuery): Promise<{ tokens: TokenView[]; nextCursor: string | null }> {

@@ -1,3 +1,4 @@
+import type { Principal } from '../domain/principal.js';
 import type { TokenLimitsRecord } from '../store/token-limits-store.js';
 import type { TokenRecord } from '../store/token-store.js';
 
@@ -47,6 +48,21 @@ export function tokenView(token: TokenRecord, limits: TokenLimitsRecord | undefi
     created_at: isoOrNull(token.createdAt),
     expires_at: isoOrNull(token.expiresAt),
     revoked_at: isoOrNull(token.revokedAt),
+    limits: limitsView(limits),
+    images_used: limits?.imagesUsed ?? 0,
+  };
+}
+
+/** A token issued elsewhere: no name or times here, limits from its row when it has one. */
+export function externalView(caller: Principal, limits: TokenLimitsRecord | undefined): TokenView {
+  return {
+    id: caller.tokenId ?? null,
+    name: null,
+    account: caller.account,
+    admin: caller.admin,
+    created_at: null,
+    expires_at: null,
+    revoked_at: null,
     limits: limitsView(limits),
     images_used: limits?.imagesUsed ?? 0,
   };
