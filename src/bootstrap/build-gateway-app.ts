@@ -12,7 +12,8 @@ import type { TaskServices } from './open-tasks.js';
 import { VERSION } from './version.js';
 import type { Log } from '../support/log.js';
 import { TokenAdmin } from '../tokens/token-admin.js';
-import { loggedChanges } from '../tokens/admin-change.js';
+import { SqlAdminChangeStore } from '../store/admin-change-store.js';
+import { loggedChanges } from '../tokens/admin-change-log.js';
 
 export interface GatewayParts {
   config: Config;
@@ -31,6 +32,7 @@ export interface GatewayParts {
 /** The HTTP app over the gateway's parts: each route gets the part it serves. */
 export function buildGatewayApp(parts: GatewayParts): FastifyInstance {
   const { config, services, admission, storage, generation, now } = parts;
+  const changeStore = new SqlAdminChangeStore(services.database.db);
   return buildApp({
     config,
     authenticator: services.tokenVerifier,
@@ -57,7 +59,8 @@ export function buildGatewayApp(parts: GatewayParts): FastifyInstance {
       issuer: services.tokenIssuer,
       tokens: services.tokenStore,
       limits: admission.limits,
-      changes: loggedChanges(parts.log),
+      changes: loggedChanges(parts.log, changeStore),
+      history: changeStore,
       now,
     }),
     tasks: parts.tasks.service,

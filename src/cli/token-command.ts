@@ -14,7 +14,8 @@ import { UsageError } from './usage-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { silentLog } from '../support/log.js';
 import { TokenAdmin } from '../tokens/token-admin.js';
-import { loggedChanges } from '../tokens/admin-change.js';
+import { SqlAdminChangeStore } from '../store/admin-change-store.js';
+import { loggedChanges } from '../tokens/admin-change-log.js';
 
 export interface Output {
   out(text: string): void;
@@ -185,11 +186,14 @@ async function updateToken(args: string[], services: Services, output: Output): 
 const CLI_ACTOR = 'cli';
 
 function tokenAdminOf(services: Services): TokenAdmin {
+  const changeStore = new SqlAdminChangeStore(services.database.db);
   return new TokenAdmin({
     issuer: services.tokenIssuer,
     tokens: services.tokenStore,
     limits: new SqlTokenLimitsStore(services.database.db),
-    changes: loggedChanges(silentLog),
+    // The CLI's output is its answer; its changes go to the durable record only.
+    changes: loggedChanges(silentLog, changeStore),
+    history: changeStore,
     now: Date.now,
   });
 }

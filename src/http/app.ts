@@ -49,7 +49,10 @@ import { PublicOrigins } from './public-origins.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
 import { registerUploadRoutes, type UploadRouteOptions } from './routes/upload-routes.js';
 import { registerUsageRoute } from './routes/usage-route.js';
-import { registerAdminTokensRoute } from './routes/admin-tokens-route.js';
+import {
+  registerAdminChangesRoute,
+  registerAdminTokensRoute,
+} from './routes/admin-tokens-route.js';
 import { registerMeRoute } from './routes/me-route.js';
 import type { TokenAdmin } from '../tokens/token-admin.js';
 import {
@@ -258,6 +261,7 @@ function registerRoutes(app: FastifyInstance, deps: AppDependencies): void {
     registerUsageRoute(app, { authenticator: deps.authenticator, usage: deps.usage, now });
   if (deps.tokens !== undefined) {
     registerAdminTokensRoute(app, { authenticator: deps.authenticator, tokens: deps.tokens, now });
+    registerAdminChangesRoute(app, { authenticator: deps.authenticator, tokens: deps.tokens });
     registerMeRoute(app, { authenticator: deps.authenticator, tokens: deps.tokens });
   }
   if (deps.channels !== undefined)

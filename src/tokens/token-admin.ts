@@ -4,7 +4,8 @@ import { GatewayError, invalidParameter } from '../errors/gateway-error.js';
 import { echo } from '../errors/echo.js';
 import type { SqlTokenLimitsStore } from '../store/token-limits-store.js';
 import type { TokenStore } from '../store/token-store.js';
-import type { AdminChange, ChangeRecorder } from './admin-change.js';
+import { type ChangeHistory, type ChangeRecorder, changeView } from './admin-change-log.js';
+import type { AdminChange } from '../domain/admin-change.js';
 import { checkLimitChanges, COUNT_RULES } from './limit-rules.js';
 import { externalView, tokenView, type TokenView } from './token-view.js';
 import type { Principal } from '../domain/principal.js';
@@ -40,6 +41,7 @@ export interface TokenAdminParts {
   tokens: TokenStore;
   limits: SqlTokenLimitsStore;
   changes: ChangeRecorder;
+  history: ChangeHistory;
   now: () => number;
 }
 
@@ -123,6 +125,11 @@ export class TokenAdmin {
     const fields = [...(change.name === undefined ? [] : ['name']), ...limitFields(change.limits)];
     await this.record(actor, 'update', id, fields);
     return this.get(id);
+  }
+
+  /** Who changed what, newest first: of one token, or of every token. */
+  async changes(tokenId: string | undefined, limit: number) {
+    return (await this.parts.history.list(tokenId, limit)).map(changeView);
   }
 
   /** Revoking twice keeps the first time. */

@@ -241,6 +241,7 @@ for (const [backend, targetFor] of BACKENDS) {
         ['POST', `/admin/tokens/${user.record.id}/revoke`],
         ['GET', '/admin/usage'],
         ['GET', '/admin/channels'],
+        ['GET', '/admin/changes'],
       ];
       for (const [method, url] of routes)
         for (const authorization of [user.bearer, null]) {
@@ -286,6 +287,29 @@ for (const [backend, targetFor] of BACKENDS) {
       }
       assert.equal(refusal(await r.call('GET', '/me', undefined, null)).status, 401);
       assert.equal(refusal(await r.call('GET', '/me/usage', undefined, null)).status, 401);
+    });
+
+    it('records every change durably, never with the JWT', async (t) => {
+      const r = await rig(t);
+      if (r === undefined) return;
+      const created = await r.create({ name: 'watched', limits: { rpm: 5 } });
+      const id = String(created.record.id);
+      await r.call('PATCH', `/admin/tokens/${id}`, { limits: { rpm: null, models: null } });
+      await r.call('POST', `/admin/tokens/${id}/revoke`);
+      const answer = await r.call('GET', `/admin/changes?token=${id}`);
+      assert.equal(answer.status, 200, answer.answer.body);
+      assert.ok(!answer.answer.body.includes(created.token));
+      const adminId = (await r.call('GET', '/me')).json().id;
+      const changes = answer.json().changes as Record<string, unknown>[];
+      assert.deepEqual(
+        changes.map(({ actor, action, token, fields }) => ({ actor, action, token, fields })),
+        [
+          { actor: adminId, action: 'revoke', token: id, fields: ['revoked_at'] },
+          { actor: adminId, action: 'update', token: id, fields: ['limits.rpm', 'limits.models'] },
+          { actor: adminId, action: 'create', token: id, fields: ['name', 'limits.rpm'] },
+        ],
+      );
+      assert.equal(refusal(await r.call('GET', '/admin/changes?limit=0')).status, 400);
     });
 
     it('gives 50 distinct working tokens for 50 creates at once', async (t) => {

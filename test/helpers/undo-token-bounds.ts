@@ -3,6 +3,9 @@ import type { DatabaseSchema } from '../../src/store/database/schema.js';
 
 /** Takes a migrated database back to before 0010_token_bounds, as an earlier release left it. */
 export async function undoTokenBounds(db: Kysely<DatabaseSchema>): Promise<void> {
+  // Migrations after 0010 go first: the migrator runs only a list whose applied part is a prefix.
+  await sql`drop table admin_changes`.execute(db);
+  await sql`delete from kysely_migration where name = '0011_admin_changes'`.execute(db);
   await sql`drop table upload_usage`.execute(db);
   await sql`drop index tasks_pending_owner`.execute(db);
   for (const column of ['max_pending_tasks', 'upload_mb_per_window', 'upload_files_per_window'])

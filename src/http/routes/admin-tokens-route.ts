@@ -18,6 +18,7 @@ export const ADMIN_BODY_LIMIT = 16 * 1024;
 export const DEFAULT_PAGE = 100;
 export const MAX_PAGE = 1000;
 const LIST_PARAMETERS = ['account', 'name', 'revoked', 'limit', 'cursor'];
+const CHANGES_PARAMETERS = ['token', 'limit'];
 
 type ById = { Params: { id: string } };
 
@@ -54,32 +55,53 @@ export function registerAdminTokensRoute(
   );
 }
 
+/** GET /admin/changes?token=ID&limit=L: who changed which token, newest first. */
+export function registerAdminChangesRoute(
+  app: FastifyInstance,
+  options: Omit<AdminTokensRouteOptions, 'now'>,
+): void {
+  app.get('/admin/changes', { onRequest: requireAdmin(options.authenticator) }, async (request) => {
+    const query = readQuery(request.query, CHANGES_PARAMETERS, '/admin/changes');
+    return { changes: await options.tokens.changes(query.token, readPageSize(query.limit)) };
+  });
+}
+
 function readListQuery(query: unknown): TokenListQuery {
-  const text: Record<string, string> = {};
-  for (const [name, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
-    if (!LIST_PARAMETERS.includes(name))
-      throw invalidParameter(
-        name,
-        `is not a parameter of /admin/tokens; use ${LIST_PARAMETERS.join(', ')}`,
-      );
-    if (typeof value !== 'string') throw invalidParameter(name, 'must be given once');
-    // No name or account holds one, and PostgreSQL refuses U+0000 in a filter.
-    if (holdsControlCharacter(value))
-      throw invalidParameter(name, 'must not hold a control character');
-    text[name] = value;
-  }
-  const { revoked, limit } = text;
+  const text = readQuery(query, LIST_PARAMETERS, '/admin/tokens');
+  const revoked = text.revoked;
   if (revoked !== undefined && revoked !== 'true' && revoked !== 'false')
     throw invalidParameter('revoked', 'must be true or false');
-  const size =
-    limit === undefined ? DEFAULT_PAGE : /^[1-9][0-9]{0,3}$/.test(limit) ? Number(limit) : 0;
-  if (!(size >= 1 && size <= MAX_PAGE))
-    throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE}`);
   return {
     account: text.account,
     name: text.name,
     revoked: revoked === undefined ? undefined : revoked === 'true',
-    limit: size,
+    limit: readPageSize(text.limit),
     cursor: text.cursor,
   };
+}
+
+function readQuery(
+  query: unknown,
+  accepted: readonly string[],
+  path: string,
+): Record<string, string | undefined> {
+  const text: Record<string, string> = {};
+  for (const [name, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (!accepted.includes(name))
+      throw invalidParameter(name, `is not a parameter of ${path}; use ${accepted.join(', ')}`);
+    if (typeof value !== 'string') throw invalidParameter(name, 'must be given once');
+    // No name, account or id holds one, and PostgreSQL refuses U+0000 in a filter.
+    if (holdsControlCharacter(value))
+      throw invalidParameter(name, 'must not hold a control character');
+    text[name] = value;
+  }
+  return text;
+}
+
+function readPageSize(limit: string | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE;
+  const size = /^[1-9][0-9]{0,3}$/.test(limit) ? Number(limit) : 0;
+  if (!(size >= 1 && size <= MAX_PAGE))
+    throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE}`);
+  return size;
 }

@@ -18,6 +18,16 @@ export interface TokensTable {
   is_admin: number;
 }
 
+/** One admin change to a token; `fields` is the comma-separated list of the API's field names. */
+export interface AdminChangesTable {
+  id: string;
+  at: number;
+  actor: string;
+  action: string;
+  token_id: string;
+  fields: string;
+}
+
 export interface DatabaseSchema {
   tokens: TokensTable & TokenLimitColumns;
   quota_reservations: QuotaReservationsTable;
@@ -25,4 +35,5 @@ export interface DatabaseSchema {
   idempotency_keys: IdempotencyKeysTable;
   tasks: TasksTable;
   upload_usage: UploadUsageTable;
+  admin_changes: AdminChangesTable;
 }

@@ -8,6 +8,7 @@ import { taskContextMigration } from './migration-0007-task-context.js';
 import { ledgerRequestIdIndexMigration } from './migration-0008-ledger-request-id-index.js';
 import { maintenanceIndexesMigration } from './migration-0009-maintenance-indexes.js';
 import { tokenBoundsMigration } from './migration-0010-token-bounds.js';
+import { adminChangesMigration } from './migration-0011-admin-changes.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_ledger_request_id_index': ledgerRequestIdIndexMigration,
   '0009_maintenance_indexes': maintenanceIndexesMigration,
   '0010_token_bounds': tokenBoundsMigration,
+  '0011_admin_changes': adminChangesMigration,
 };
 
 const provider: MigrationProvider = {

@@ -1,19 +1,25 @@
+import type { AdminChange } from '../domain/admin-change.js';
 import type { Log } from '../support/log.js';
-
-/** One change an admin made to a token: who, what, to which token, which fields. Never the JWT. */
-export interface AdminChange {
-  /** The admin token's id, or `cli` for the command line on the server's disk. */
-  actor: string;
-  action: 'create' | 'update' | 'revoke';
-  tokenId: string;
-  /** The API's names of the fields given (`name`, `expires_at`, `limits.rpm`, ...). */
-  fields: string[];
-  at: number;
-}
 
 /** Where changes go once made: the log, and the durable record when there is one. */
 export interface ChangeRecorder {
   record(change: AdminChange): Promise<void>;
+}
+
+/** The durable record of changes, newest first. */
+export interface ChangeHistory {
+  list(tokenId: string | undefined, limit: number): Promise<AdminChange[]>;
+}
+
+/** A change as GET /admin/changes shows it. */
+export function changeView(change: AdminChange) {
+  return {
+    at: new Date(change.at).toISOString(),
+    actor: change.actor,
+    action: change.action,
+    token: change.tokenId,
+    fields: change.fields,
+  };
 }
 
 /** One structured line per change, as the gateway logs everything else. */
