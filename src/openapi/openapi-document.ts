@@ -6,6 +6,7 @@ import { MODEL_A, MODEL_B, type ModelId } from '../domain/models.js';
 import { openAiPaths } from './openai-paths.js';
 import { ASYNC_HEADER_PARAMETER, TASK_SCHEMAS, taskPaths } from './task-paths.js';
 import { uploadPaths } from './upload-paths.js';
+import { ADMIN_SCHEMAS, adminPaths } from './admin-paths.js';
 import { ModelARequestSchema, ModelBRequestSchema } from '../validate/request-schemas.js';
 
 const ErrorBody = {
@@ -177,6 +178,7 @@ export function buildOpenApiDocument(
         ModelBResponse,
         Error: ErrorBody,
         ...TASK_SCHEMAS,
+        ...ADMIN_SCHEMAS,
       },
     },
     security: [{ bearer: [] }],
@@ -185,6 +187,7 @@ export function buildOpenApiDocument(
       ...taskPaths(routePrefix, generation, errorResponses()),
       ...openAiPaths(routePrefix, aliases),
       ...uploadPaths(routePrefix, errorResponses, aliases),
+      ...adminPaths(errorResponses),
     },
   };
 }
