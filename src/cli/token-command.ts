@@ -66,7 +66,8 @@ async function createToken(args: string[], services: Services, output: Output): 
   }
   const { token } = await tokenAdminOf(services).create(CLI_ACTOR, {
     name: name.trim(),
-    account: ((values.account as string | undefined) ?? 'default').trim() || 'default',
+    // Absent, the token is the `default` account's.
+    account: (values.account as string | undefined)?.trim() || undefined,
     expiresInSeconds,
     admin: values.admin === true,
     limits,

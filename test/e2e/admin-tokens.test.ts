@@ -212,6 +212,20 @@ for (const [backend, targetFor] of BACKENDS) {
         assert.equal(answer.code, 'InvalidParameter');
         assert.match(answer.message, message, JSON.stringify(body));
       }
+      const truncated = await r.gateway.app.inject({
+        method: 'POST',
+        url: '/admin/tokens',
+        headers: {
+          authorization: r.admin,
+          'content-type': 'application/json',
+          'content-length': '40',
+        },
+        payload: '{"name": "cut short"}',
+      });
+      assert.deepEqual(
+        [truncated.statusCode, (truncated.json() as { code: string }).code],
+        [400, 'InvalidParameter'],
+      );
       const oversized = await r.call('POST', '/admin/tokens', {
         name: 'x',
         padding: 'p'.repeat(17 * 1024),

@@ -61,3 +61,28 @@ it('logs one structured line per change, naming the admin, the token and the fie
   assert.ok(!JSON.stringify(lines).includes(token));
   assert.equal((await history.list(id, 10)).length, 3);
 });
+
+it('shows an external token what is known of it at /me: its id, account and limits, no name or times', async (t) => {
+  const [, sqlite] = BACKENDS[0]!;
+  const [database] = (await openNodes(t, sqlite, 1))!;
+  const tokens = new SqlTokenStore(database!.db);
+  const history = new SqlAdminChangeStore(database!.db);
+  const admin = new TokenAdmin({
+    issuer: new TokenIssuer(tokens, randomBytes(32)),
+    tokens,
+    limits: new SqlTokenLimitsStore(database!.db),
+    changes: history,
+    history,
+    now: Date.now,
+  });
+  const view = await admin.viewOf({
+    tokenId: 'ext:abc',
+    account: 'ext:issuer/alice',
+    admin: false,
+    issuer: 'external',
+  });
+  assert.deepEqual(
+    [view.id, view.name, view.account, view.created_at, view.limits.rpm, view.images_used],
+    ['ext:abc', null, 'ext:issuer/alice', null, null, 0],
+  );
+});
