@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { it } from 'node:test';
+import { it, type TestContext } from 'node:test';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
 import { SqlAdminChangeStore } from '../../src/store/admin-change-store.js';
 import { SqlTokenLimitsStore } from '../../src/store/token-limits-store.js';
@@ -8,16 +8,12 @@ import { SqlTokenStore } from '../../src/store/token-store.js';
 import { loggedChanges } from '../../src/tokens/admin-change-log.js';
 import { TokenAdmin } from '../../src/tokens/token-admin.js';
 import { BACKENDS, openNodes } from '../helpers/database-backends.js';
+import { type Log, silentLog } from '../../src/support/log.js';
 
-it('logs one structured line per change, naming the admin, the token and the fields, never the JWT', async (t) => {
+/** A TokenAdmin on a fresh SQLite database, logging to `log`, and its change record. */
+async function tokenAdminOn(t: TestContext, log: Log) {
   const [, sqlite] = BACKENDS[0]!;
   const [database] = (await openNodes(t, sqlite, 1))!;
-  const lines: { fields: object; message: string }[] = [];
-  const log = {
-    info: (fields: object, message: string) => lines.push({ fields, message }),
-    warn: () => undefined,
-    error: () => undefined,
-  };
   const tokens = new SqlTokenStore(database!.db);
   const history = new SqlAdminChangeStore(database!.db);
   const admin = new TokenAdmin({
@@ -27,6 +23,16 @@ it('logs one structured line per change, naming the admin, the token and the fie
     changes: loggedChanges(log, history),
     history,
     now: Date.now,
+  });
+  return { admin, history };
+}
+
+it('logs one structured line per change, naming the admin, the token and the fields, never the JWT', async (t) => {
+  const lines: { fields: object; message: string }[] = [];
+  const { admin, history } = await tokenAdminOn(t, {
+    info: (fields: object, message: string) => lines.push({ fields, message }),
+    warn: () => undefined,
+    error: () => undefined,
   });
   const { token, view } = await admin.create('tok_admin', {
     name: 'logged',
@@ -63,18 +69,7 @@ it('logs one structured line per change, naming the admin, the token and the fie
 });
 
 it('shows an external token what is known of it at /me: its id, account and limits, no name or times', async (t) => {
-  const [, sqlite] = BACKENDS[0]!;
-  const [database] = (await openNodes(t, sqlite, 1))!;
-  const tokens = new SqlTokenStore(database!.db);
-  const history = new SqlAdminChangeStore(database!.db);
-  const admin = new TokenAdmin({
-    issuer: new TokenIssuer(tokens, randomBytes(32)),
-    tokens,
-    limits: new SqlTokenLimitsStore(database!.db),
-    changes: history,
-    history,
-    now: Date.now,
-  });
+  const { admin } = await tokenAdminOn(t, silentLog);
   const view = await admin.viewOf({
     tokenId: 'ext:abc',
     account: 'ext:issuer/alice',
