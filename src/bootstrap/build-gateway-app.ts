@@ -62,6 +62,10 @@ export function buildGatewayApp(parts: GatewayParts): FastifyInstance {
       changes: loggedChanges(parts.log, changeStore),
       history: changeStore,
       now,
+      forget: (tokenId) => {
+        services.tokenRows.forget(tokenId);
+        admission.cachedLimits.forget(tokenId);
+      },
     }),
     tasks: parts.tasks.service,
     metrics: { gateway: parts.metrics, access: config.metrics },

@@ -4,7 +4,7 @@ import { BatchingLedger } from '../ledger/batching-ledger.js';
 import type { Database } from '../store/database/database.js';
 import { SqlIdempotencyStore } from '../store/idempotency-store.js';
 import { SqlQuotaStore } from '../store/billing/quota-store.js';
-import { SqlTokenLimitsStore } from '../store/token-limits-store.js';
+import { SqlTokenLimitsStore, type TokenLimitsRecord } from '../store/token-limits-store.js';
 import { SqlUsageStore } from '../store/usage-store.js';
 import type { Log } from '../support/log.js';
 import { MemoryRateLimiter } from '../admission/memory-rate-limiter.js';
@@ -29,6 +29,8 @@ export interface AdmissionServices {
   limiter: RateLimiter;
   quota: SqlQuotaStore;
   limits: SqlTokenLimitsStore;
+  /** The limits admission remembers for IMAGEGATE_TOKEN_CACHE_MS. */
+  cachedLimits: TtlCache<TokenLimitsRecord | undefined>;
   ledger: BatchingLedger;
   usage: SqlUsageStore;
   idempotency: IdempotencyKeys;
@@ -109,6 +111,7 @@ export async function openAdmission(options: AdmissionOptions): Promise<Admissio
     limiter,
     quota,
     limits,
+    cachedLimits,
     ledger,
     usage,
     idempotency,

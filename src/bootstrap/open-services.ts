@@ -5,7 +5,7 @@ import { loadExternalKeys, TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config/config.js';
 import { type Log, silentLog } from '../support/log.js';
 import { type Database, openDatabase } from '../store/database/database.js';
-import { SqlTokenStore, type TokenStore } from '../store/token-store.js';
+import { SqlTokenStore, type TokenRecord, type TokenStore } from '../store/token-store.js';
 import { TtlCache } from '../support/ttl-cache.js';
 
 /** The stateful parts shared by the server and the CLI, opened from one configuration. */
@@ -16,6 +16,8 @@ export interface Services {
   tokenStore: TokenStore;
   tokenIssuer: TokenIssuer;
   tokenVerifier: TokenVerifier;
+  /** The token rows the verifier remembers for IMAGEGATE_TOKEN_CACHE_MS. */
+  tokenRows: TtlCache<TokenRecord | undefined>;
   close(): Promise<void>;
 }
 
@@ -35,18 +37,15 @@ export async function openServices(
   try {
     const tokenStore = new SqlTokenStore(database.db);
     const external = await loadExternalKeys(config.externalTokens);
+    const tokenRows = new TtlCache(tokenStore, config.tokenCacheMs, now);
     return {
       config,
       database,
       keys,
       tokenStore,
       tokenIssuer: new TokenIssuer(tokenStore, keys.tokenSigning, now),
-      tokenVerifier: new TokenVerifier(
-        keys.tokenSigning,
-        new TtlCache(tokenStore, config.tokenCacheMs, now),
-        external,
-        now,
-      ),
+      tokenVerifier: new TokenVerifier(keys.tokenSigning, tokenRows, external, now),
+      tokenRows,
       close: () => database.close(),
     };
   } catch (error) {

@@ -43,6 +43,8 @@ export interface TokenAdminParts {
   changes: ChangeRecorder;
   history: ChangeHistory;
   now: () => number;
+  /** Drops what this process remembers of a token (its row, its limits) once it changed. */
+  forget?: (tokenId: string) => void;
 }
 
 /** No token matches. */
@@ -152,6 +154,8 @@ export class TokenAdmin {
     tokenId: string,
     fields: string[],
   ): Promise<void> {
+    // This node sees the change at once; others within IMAGEGATE_TOKEN_CACHE_MS.
+    this.parts.forget?.(tokenId);
     await this.parts.changes.record({ actor, action, tokenId, fields, at: this.parts.now() });
   }
 }

@@ -165,6 +165,19 @@ for (const [backend, targetFor] of BACKENDS) {
       assert.equal(again.json().revoked_at, revokedAt);
     });
 
+    it('applies a revocation and a new limit at once on the node that made them', async (t) => {
+      const r = await rig(t, { IMAGEGATE_TOKEN_CACHE_MS: '600000' });
+      if (r === undefined) return;
+      const created = await r.create({ name: 'cached' });
+      assert.equal(await r.generate(created.bearer), 200);
+      await r.call('PATCH', `/admin/tokens/${created.record.id}`, { limits: { rpm: 1 } });
+      // Requests are counted from when a rate limit applies: the first passes, the second not.
+      assert.equal(await r.generate(created.bearer), 200);
+      assert.equal(await r.generate(created.bearer), 429);
+      await r.call('POST', `/admin/tokens/${created.record.id}/revoke`);
+      assert.equal(await r.generate(created.bearer), 401);
+    });
+
     it('refuses bad input with 400 InvalidParameter naming the field', async (t) => {
       const r = await rig(t);
       if (r === undefined) return;
