@@ -5,6 +5,7 @@ import { LocalEngine } from '../src/engine/local/local-engine.js';
 import { emptyRleBomb, longRunRleBomb } from '../test/engine/bmp-fixtures.js';
 import { type BenchRow, medianMs } from './bench-row.js';
 import { engineJob } from './engine-job.js';
+import { outputOf } from '../src/engine/engine-run.js';
 
 const BOMB_SIDE = 8000;
 const LONG_RUN_BOMB_BYTES = 20_000_000;
@@ -61,9 +62,9 @@ async function rssGrowth(
  * victim waits for its picture.
  */
 async function victimLatencyMs(engine: LocalEngine, bomb: EngineJob): Promise<number> {
-  const bombDone = engine.generate(bomb).catch(() => undefined);
+  const bombDone = outputOf(engine.generate(bomb)).catch(() => undefined);
   await sleep(50);
-  const latency = await timed(() => engine.generate(job({ size: '1K' })));
+  const latency = await timed(() => outputOf(engine.generate(job({ size: '1K' }))));
   await bombDone;
   return latency;
 }
@@ -103,8 +104,8 @@ export default async function bench(): Promise<BenchRow[]> {
 async function measure(engine: LocalEngine, name: string, bomb: EngineJob): Promise<BenchRow[]> {
   // Every thread started and its modules loaded, so that only the bomb's memory is measured.
   const small = bmpInput(emptyRleBomb(BOMB_SIDE / 16), 0);
-  await engine.generate(job({ size: '1K' }, [{ ...small, width: 500, height: 500 }]));
-  const { peakMb, retainedMb } = await rssGrowth(() => engine.generate(bomb));
+  await outputOf(engine.generate(job({ size: '1K' }, [{ ...small, width: 500, height: 500 }])));
+  const { peakMb, retainedMb } = await rssGrowth(() => outputOf(engine.generate(bomb)));
   return [
     {
       name: `${name}: peak RSS growth`,
@@ -120,13 +121,13 @@ async function measure(engine: LocalEngine, name: string, bomb: EngineJob): Prom
     },
     {
       name: `${name}: time`,
-      value: await medianMs(() => engine.generate(bomb).catch(() => undefined), 3, 0),
+      value: await medianMs(() => outputOf(engine.generate(bomb)).catch(() => undefined), 3, 0),
       unit: 'ms',
       note: 'median of 3, refusal or answer',
     },
     {
       name: `${name}: 1K text-to-image alone`,
-      value: await medianMs(() => engine.generate(job({ size: '1K' })), 5),
+      value: await medianMs(() => outputOf(engine.generate(job({ size: '1K' }))), 5),
       unit: 'ms',
       note: 'median of 5',
     },

@@ -4,6 +4,7 @@ import type { EngineJob } from '../src/engine/engine.js';
 import { LocalEngine } from '../src/engine/local/local-engine.js';
 import { type BenchRow, medianMs } from './bench-row.js';
 import { engineJob } from './engine-job.js';
+import { outputOf } from '../src/engine/engine-run.js';
 
 const PROMPT = 'a red fox in the snow, watercolour';
 
@@ -46,7 +47,7 @@ const PALETTE = [
 async function perImage(engine: LocalEngine, task: EngineJob, iterations: number): Promise<number> {
   let images = 1;
   const median = await medianMs(async () => {
-    images = (await engine.generate(task)).images.length;
+    images = (await outputOf(engine.generate(task))).images.length;
   }, iterations);
   return median / images;
 }
@@ -135,7 +136,7 @@ async function measure(engine: LocalEngine): Promise<BenchRow[]> {
   const paletteJob = job({ size: '4K', watermark: true, color_palette: PALETTE });
   const pauses: number[] = [];
   for (let run = 0; run < 5; run++) {
-    pauses.push(await longestPauseMs(() => engine.generate(paletteJob)));
+    pauses.push(await longestPauseMs(() => outputOf(engine.generate(paletteJob))));
   }
   rows.push({
     name: 'event loop longest pause during a 4K palette + watermark render',

@@ -1,4 +1,4 @@
-import type { EngineJob, ProducedImage } from '../engine/engine.js';
+import type { EngineJob, ImageAt, ProducedImage } from '../engine/engine.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { Cancellation } from '../support/cancellation.js';
 
@@ -90,9 +90,16 @@ export interface AttemptCall {
   waitOffTheClock<T>(wait: () => Promise<T>): Promise<T>;
 }
 
+/**
+ * An attempt under way, as an `EngineRun` is: it yields each image as soon as it is produced (an
+ * adapter that answers at once yields none, `answersAtOnce`) and returns its result, those images
+ * included.
+ */
+export type AttemptRun = AsyncGenerator<ImageAt<ProducedImage>, AttemptResult, undefined>;
+
 /** One upstream protocol: runs an attempt and reports its result; never throws for upstream trouble. */
 export interface ChannelAdapter {
-  attempt(call: AttemptCall): Promise<AttemptResult>;
+  attempt(call: AttemptCall): AttemptRun;
 }
 
 export function failure(

@@ -7,9 +7,12 @@ import {
   type EngineImage,
   type EngineJob,
   type EngineOutput,
+  type EngineRun,
+  type ImageAt,
   type ProducedImage,
   FailedAfterProduction,
 } from '../engine/engine.js';
+import { outputOf } from '../engine/engine-run.js';
 import type { ResultStore } from '../storage/result-store.js';
 import type { AttemptFailure, AttemptResult } from './attempt-result.js';
 import { type FailurePolicy, policyFor } from './failure-policy.js';
@@ -65,7 +68,12 @@ export class ChannelRouter implements Engine {
     return this.channels.map(channelStatus);
   }
 
-  async generate(job: EngineJob): Promise<EngineOutput> {
+  /**
+   * Yields the images of a channel whose images reach the caller as they are (the local one) as
+   * it produces them; those of a channel whose images are re-hosted come with the output. A
+   * failed attempt's images may be yielded again, index for index, by the next channel's.
+   */
+  async *generate(job: EngineJob): EngineRun {
     const model = job.request.model;
     const { now } = this.dependencies;
     const deadlineAt = now() + this.dependencies.deadlineMs;
@@ -90,7 +98,7 @@ export class ChannelRouter implements Engine {
         result,
         limitMs,
         queueMs: attemptQueueMs,
-      } = await this.attempt(channel, job, deadlineAt);
+      } = yield* this.attempt(channel, job, deadlineAt);
       queueMs += attemptQueueMs;
       // Time waiting for a turn in the gateway is the gateway's, not the upstream's.
       const attemptUpstreamMs = this.monotonicNow() - started - attemptQueueMs;
@@ -255,11 +263,15 @@ export class ChannelRouter implements Engine {
    * One attempt bounded by its clock and the caller's signal; the health counters follow it.
    * Also says what the attempt's time limit came to, for the message when it ran out.
    */
-  private async attempt(
+  private async *attempt(
     channel: Channel,
     job: EngineJob,
     deadlineAt: number,
-  ): Promise<{ result: AttemptResult; limitMs: number; queueMs: number }> {
+  ): AsyncGenerator<
+    ImageAt<ProducedImage>,
+    { result: AttemptResult; limitMs: number; queueMs: number },
+    undefined
+  > {
     const clock = new AttemptClock(
       channel.config.timeoutMs,
       deadlineAt,
@@ -269,8 +281,9 @@ export class ChannelRouter implements Engine {
       () => this.dependencies.http.draining,
     );
     channel.health.started();
+    let answered = false;
     try {
-      const result = await channel.adapter.attempt({
+      const run = channel.adapter.attempt({
         job,
         upstreamModel: channel.config.models[job.request.model] as string,
         signal: clock.signal,
@@ -278,11 +291,12 @@ export class ChannelRouter implements Engine {
         callerGone: () => job.signal.aborted,
         waitOffTheClock: (wait) => clock.stoppedDuring(wait),
       });
+      const result = keepsUpstreamUrls(channel, job) ? yield* run : await outputOf(run);
+      answered = true;
       return { result, limitMs: clock.limitMs, queueMs: clock.queueMs };
-    } catch (error) {
-      channel.health.breaker.released();
-      throw error;
     } finally {
+      // An adapter that threw, or a caller that stopped the run early: no verdict on the channel.
+      if (!answered) channel.health.breaker.released();
       clock.end();
       channel.health.finished();
     }

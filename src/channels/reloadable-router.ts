@@ -1,5 +1,5 @@
 import type { ChannelConfig } from '../config/channel-config.js';
-import type { Engine, EngineJob, EngineOutput } from '../engine/engine.js';
+import type { Engine, EngineJob, EngineRun } from '../engine/engine.js';
 import {
   type Channel,
   type ChannelBuildDependencies,
@@ -42,7 +42,7 @@ export class ReloadableRouter implements Engine {
     this.current = this.build(config, []);
   }
 
-  generate(job: EngineJob): Promise<EngineOutput> {
+  generate(job: EngineJob): EngineRun {
     return this.current.generate(job);
   }
 

@@ -18,12 +18,6 @@ export interface EngineJob {
    * passes upstream URLs through re-hosts them for this job.
    */
   storeImages?: boolean;
-  /**
-   * Told of each image as soon as it is produced, with its place in the answer, so that it can be
-   * delivered before the rest (an incremental stream). An engine that produces a group image by
-   * image calls it once per image; one that answers at once may not call it at all.
-   */
-  onImage?: (image: EngineImage, index: number) => void;
 }
 
 /**
@@ -94,7 +88,28 @@ export interface EngineOutput<Image extends EngineImage = EngineImage> {
   queueMs?: number;
 }
 
+/** An image as soon as it is produced, with its place in the answer. */
+export interface ImageAt<Image extends EngineImage = EngineImage> {
+  image: Image;
+  index: number;
+}
+
+/**
+ * A job under way. It yields each image as soon as it is produced, so that it can be delivered
+ * before the rest (an incremental stream), and returns the whole output, those images included:
+ * the output is what the engine produced, the yields only say it early. An engine that renders a
+ * group image by image yields once per image; one that answers at once yields nothing
+ * (`answersAtOnce`), so a caller that wants only the output (`outputOf`) pays one step. A caller
+ * may stop early with `return()`: the engine's own work stops and its resources are given back.
+ * A run that fails over may yield an index again; the first of each index counts.
+ */
+export type EngineRun<Image extends EngineImage = EngineImage> = AsyncGenerator<
+  ImageAt<Image>,
+  EngineOutput<Image>,
+  undefined
+>;
+
 /** A way of turning a job into images: the local renderer, or the channel router over adapters. */
 export interface Engine<Image extends EngineImage = EngineImage> {
-  generate(job: EngineJob): Promise<EngineOutput<Image>>;
+  generate(job: EngineJob): EngineRun<Image>;
 }

@@ -17,8 +17,10 @@ import {
   type EngineImage,
   type EngineJob,
   type EngineOutput,
+  type EngineRun,
   FailedAfterProduction,
 } from '../engine/engine.js';
+import { outputOf, stopEarly } from '../engine/engine-run.js';
 import { CallerGone } from '../errors/caller-gone.js';
 import { LEDGER_CODES } from '../errors/error-table.js';
 import type { InputLoader } from '../inputs/input-loader.js';
@@ -164,10 +166,11 @@ export class GenerationPipeline implements GenerationService {
             : AbortSignal.any([asAbortSignal(context.signal), incremental.stopped]),
       };
       if (context.storeImages === true) job.storeImages = true;
-      if (incremental !== undefined) job.onImage = incremental.offer;
       let produced: EngineOutput;
       try {
-        produced = await this.stages.engine.generate(job);
+        const run = this.stages.engine.generate(job);
+        produced =
+          incremental === undefined ? await outputOf(run) : await offered(run, incremental);
       } catch (error) {
         facts = attemptOf(error, performance.now() - admittedAt);
         // The engine stopped because a delivery failed: that failure is the request's.
@@ -261,6 +264,22 @@ export class GenerationPipeline implements GenerationService {
         outputSize: `${produced.width}*${produced.height}`,
       }),
     };
+  }
+}
+
+/**
+ * The engine's output, each image offered to the delivery as soon as the engine yields it. Once
+ * the delivery has stopped, the run is stopped too and the delivery's failure thrown.
+ */
+async function offered(run: EngineRun, incremental: IncrementalDelivery): Promise<EngineOutput> {
+  for (;;) {
+    const step = await run.next();
+    if (step.done === true) return step.value;
+    incremental.offer(step.value.image, step.value.index);
+    if (incremental.stopped.aborted) {
+      await stopEarly(run);
+      throw incremental.stopped.reason;
+    }
   }
 }
 

@@ -17,6 +17,7 @@ import {
   routerFor,
   temporaryStorage,
 } from '../channels/channel-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 describe('reloading the channel set', () => {
   let first: FakeDashScope;
@@ -53,13 +54,13 @@ describe('reloading the channel set', () => {
     const router = newRouter([entry(first, 'old')]);
     // A job is bound to the channel set current when generate() is called, so reloading before
     // anything is awaited finds this request in flight without waiting on a timer.
-    const inFlight = router.generate(jobFor(requestBody(MODEL_A)));
+    const inFlight = outputOf(router.generate(jobFor(requestBody(MODEL_A))));
     const summary = router.reload({
       channels: channels([entry(second, 'new')]),
       routingDeadlineMs: 60_000,
     });
     assert.deepEqual(summary, { added: ['new'], removed: ['old'], changed: [], unchanged: [] });
-    const fresh = await router.generate(jobFor(requestBody(MODEL_A)));
+    const fresh = await outputOf(router.generate(jobFor(requestBody(MODEL_A))));
     assert.equal(fresh.channel, 'new');
     const finished = await inFlight;
     assert.equal(finished.channel, 'old', 'the request in flight was not dropped');
@@ -83,7 +84,7 @@ describe('reloading the channel set', () => {
       () => clock.now,
     );
     first.script({ kind: 'error', status: 500, code: 'InternalError', message: 'x' });
-    await assert.rejects(router.generate(jobFor(requestBody(MODEL_A))));
+    await assert.rejects(outputOf(router.generate(jobFor(requestBody(MODEL_A)))));
     assert.deepEqual(
       router.status().map((channel) => channel.health),
       ['open', 'key-rejected'],
@@ -152,7 +153,10 @@ describe('reloading the channel set', () => {
         router.status().map((channel) => channel.name),
         ['from-file-2'],
       );
-      assert.equal((await router.generate(jobFor(requestBody(MODEL_A)))).channel, 'from-file-2');
+      assert.equal(
+        (await outputOf(router.generate(jobFor(requestBody(MODEL_A))))).channel,
+        'from-file-2',
+      );
       assert.deepEqual(logs.at(-1), {
         level: 'info',
         fields: {

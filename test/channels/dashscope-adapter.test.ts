@@ -12,6 +12,7 @@ import {
 } from '../fixtures/fake-dashscope.js';
 import { eventually } from '../faults/fault-rig.js';
 import { channels, jobFor, MODEL_A, MODEL_B, requestBody } from './channel-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 describe('the DashScope adapter against a protocol-faithful fake', () => {
   let fake: FakeDashScope;
@@ -51,14 +52,16 @@ describe('the DashScope adapter against a protocol-faithful fake', () => {
       options.timeoutMs === undefined
         ? new AbortController().signal
         : AbortSignal.timeout(options.timeoutMs);
-    return target.attempt({
-      job,
-      upstreamModel: job.request.model === MODEL_A ? 'wan2.7-image-pro' : 'qwen-image-2.0-pro',
-      signal: AbortSignal.any([caller.signal, timeUp]),
-      upstreamSignal: timeUp,
-      callerGone: () => caller.signal.aborted,
-      waitOffTheClock: (wait) => wait(),
-    });
+    return outputOf(
+      target.attempt({
+        job,
+        upstreamModel: job.request.model === MODEL_A ? 'wan2.7-image-pro' : 'qwen-image-2.0-pro',
+        signal: AbortSignal.any([caller.signal, timeUp]),
+        upstreamSignal: timeUp,
+        callerGone: () => caller.signal.aborted,
+        waitOffTheClock: (wait) => wait(),
+      }),
+    );
   };
 
   const failed = (result: AttemptResult): AttemptFailure => {

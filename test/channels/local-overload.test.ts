@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ReloadableRouter } from '../../src/channels/reloadable-router.js';
-import type { EngineJob, EngineOutput, PngImage } from '../../src/engine/engine.js';
+import type { EngineJob, EngineOutput, EngineRun, PngImage } from '../../src/engine/engine.js';
 import type { EngineTurn, TurnTakingEngine } from '../../src/engine/local/engine-turns.js';
 import { LocalEngine } from '../../src/engine/local/local-engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
@@ -14,6 +14,7 @@ import {
   temporaryStorage,
 } from './channel-fixtures.js';
 import { asAbortSignal } from '../../src/support/cancellation.js';
+import { answersAtOnce, outputOf } from '../../src/engine/engine-run.js';
 
 type Storage = Awaited<ReturnType<typeof temporaryStorage>>;
 
@@ -56,15 +57,17 @@ class GatedEngine implements TurnTakingEngine<PngImage> {
     });
   }
 
-  async generate(job: EngineJob): Promise<EngineOutput<PngImage>> {
-    return (await this.waitForTurn(asAbortSignal(job.signal))).generate(job);
+  async *generate(job: EngineJob): EngineRun<PngImage> {
+    return yield* (await this.waitForTurn(asAbortSignal(job.signal))).generate(job);
   }
 
-  private render(job: EngineJob): Promise<EngineOutput<PngImage>> {
-    this.rendering?.();
-    if (!this.hangOnceStarted) return Promise.resolve(ONE_PIXEL);
-    return new Promise((_resolve, reject) => {
-      job.signal.addEventListener('abort', () => reject(job.signal.reason as Error));
+  private render(job: EngineJob): EngineRun<PngImage> {
+    return answersAtOnce(() => {
+      this.rendering?.();
+      if (!this.hangOnceStarted) return Promise.resolve(ONE_PIXEL);
+      return new Promise((_resolve, reject) => {
+        job.signal.addEventListener('abort', () => reject(job.signal.reason as Error));
+      });
     });
   }
 }
@@ -120,7 +123,7 @@ describe('the local channel under load', () => {
       const router = localRouter(engine, { breaker_threshold: 1 });
       const outcomes = await Promise.all(
         Array.from({ length: 12 }, () =>
-          outcomeOf(router.generate(jobFor(requestBody(MODEL_A, { size: '1K' })))),
+          outcomeOf(outputOf(router.generate(jobFor(requestBody(MODEL_A, { size: '1K' }))))),
         ),
       );
       const refused = outcomes.filter((outcome) => outcome !== 'served');
@@ -134,7 +137,7 @@ describe('the local channel under load', () => {
       }
       assert.deepEqual(health(router), HEALTHY);
       assert.equal(
-        await outcomeOf(router.generate(jobFor(requestBody(MODEL_A, { size: '1K' })))),
+        await outcomeOf(outputOf(router.generate(jobFor(requestBody(MODEL_A, { size: '1K' }))))),
         'served',
       );
     } finally {
@@ -147,7 +150,7 @@ describe('the local channel under load', () => {
     const engine = new GatedEngine();
     const router = localRouter(engine, { timeout_ms: 100, breaker_threshold: 1 });
     const waiting = engine.nextWait();
-    const request = router.generate(jobFor(requestBody(MODEL_A)));
+    const request = outputOf(router.generate(jobFor(requestBody(MODEL_A))));
     await waiting;
     t.mock.timers.tick(5_000);
     engine.grantTurn();
@@ -160,7 +163,7 @@ describe('the local channel under load', () => {
     const engine = new GatedEngine(true);
     const router = localRouter(engine, { timeout_ms: 100, breaker_threshold: 1 });
     const waiting = engine.nextWait();
-    const request = outcomeOf(router.generate(jobFor(requestBody(MODEL_A))));
+    const request = outcomeOf(outputOf(router.generate(jobFor(requestBody(MODEL_A)))));
     await waiting;
     t.mock.timers.tick(5_000);
     const rendering = engine.nextRender();
@@ -179,7 +182,7 @@ describe('the local channel under load', () => {
     const engine = new GatedEngine();
     const router = localRouter(engine, { timeout_ms: 100, breaker_threshold: 1 }, 1_000);
     const waiting = engine.nextWait();
-    const request = outcomeOf(router.generate(jobFor(requestBody(MODEL_A))));
+    const request = outcomeOf(outputOf(router.generate(jobFor(requestBody(MODEL_A)))));
     await waiting;
     t.mock.timers.tick(1_000);
     const error = await request;

@@ -6,6 +6,7 @@ import { UpstreamHttp } from '../../src/channels/upstream-http.js';
 import type { OpenAiChannelConfig } from '../../src/config/channel-config.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fixtures/fake-openai.js';
 import { channels, jobFor, MODEL_B, requestBody } from './channel-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 describe('the OpenAI adapter against a protocol-faithful fake', () => {
   let fake: FakeOpenAi;
@@ -40,14 +41,16 @@ describe('the OpenAI adapter against a protocol-faithful fake', () => {
     ]);
     const job = jobFor(requestBody(MODEL_B, { n: 2 }));
     const timeUp = AbortSignal.timeout(2_000);
-    return new OpenAiAdapter(config as OpenAiChannelConfig, http).attempt({
-      job,
-      upstreamModel: 'gpt-image-1',
-      signal: timeUp,
-      upstreamSignal: timeUp,
-      callerGone: () => false,
-      waitOffTheClock: (wait) => wait(),
-    });
+    return outputOf(
+      new OpenAiAdapter(config as OpenAiChannelConfig, http).attempt({
+        job,
+        upstreamModel: 'gpt-image-1',
+        signal: timeUp,
+        upstreamSignal: timeUp,
+        callerGone: () => false,
+        waitOffTheClock: (wait) => wait(),
+      }),
+    );
   };
   const failed = (result: AttemptResult): AttemptFailure => {
     assert.ok(!result.ok, 'expected a failure');

@@ -24,6 +24,7 @@ import {
   seededRandom,
   temporaryStorage,
 } from './channel-fixtures.js';
+import { answersAtOnce, outputOf } from '../../src/engine/engine-run.js';
 
 type Storage = Awaited<ReturnType<typeof temporaryStorage>>;
 
@@ -87,7 +88,7 @@ describe('the channel router', () => {
     const engine = router(
       channels([ds(primary, 'ds-primary'), ds(backup, 'ds-backup', { priority: 1 })]),
     );
-    const output = await engine.generate(jobFor(requestBody(MODEL_A)));
+    const output = await outputOf(engine.generate(jobFor(requestBody(MODEL_A))));
     assert.equal(output.channel, 'ds-primary');
     assert.equal(typeof output.upstreamMs, 'number');
     assert.equal(output.imagesReported, 1);
@@ -101,7 +102,7 @@ describe('the channel router', () => {
       now: () => 1_700_000_000_000,
       monotonicNow: () => monotonic.shift() ?? Number.NaN,
     });
-    const output = await engine.generate(jobFor(requestBody(MODEL_A)));
+    const output = await outputOf(engine.generate(jobFor(requestBody(MODEL_A))));
     assert.equal(output.upstreamMs, 0.375);
     assert.deepEqual(monotonic, [], 'read once as the attempt starts and once as it ends');
     assert.equal(engine.status()[0]?.stats.lastLatencyMs, 0.4, 'shown to a tenth of a millisecond');
@@ -118,7 +119,7 @@ describe('the channel router', () => {
     ] as const;
     for (const script of scripts) {
       primary.script(script);
-      const output = await engine.generate(jobFor(requestBody(MODEL_A)));
+      const output = await outputOf(engine.generate(jobFor(requestBody(MODEL_A))));
       assert.equal(output.channel, 'ds-backup', script.code);
     }
     const closed = await startFakeDashScope();
@@ -130,7 +131,7 @@ describe('the channel router', () => {
       ]),
     );
     assert.equal(
-      (await withDeadPrimary.generate(jobFor(requestBody(MODEL_A)))).channel,
+      (await outputOf(withDeadPrimary.generate(jobFor(requestBody(MODEL_A))))).channel,
       'ds-backup',
     );
   });
@@ -148,14 +149,14 @@ describe('the channel router', () => {
         message: 'Input data may contain inappropriate content.',
       },
     );
-    const invalid = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const invalid = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.deepEqual(
       [invalid.status, invalid.code, invalid.message],
       [400, 'InvalidParameter', 'the prompt is too exotic'],
     );
     assert.ok(invalid instanceof ChannelFailure, 'the ledger learns which channel refused it');
     assert.equal(invalid.channel, 'ds-primary');
-    const moderated = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const moderated = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.deepEqual([moderated.status, moderated.code], [400, 'DataInspectionFailed']);
     assert.equal(submissions(backup), 0);
   });
@@ -169,7 +170,7 @@ describe('the channel router', () => {
     );
     primary.script({ kind: 'hang' });
     const started = Date.now();
-    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const error = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.ok(Date.now() - started < 2_000);
     assert.equal(error.code, 'ModelUnavailable');
     assert.match(
@@ -184,7 +185,7 @@ describe('the channel router', () => {
     assert.deepEqual([submissions(primary), submissions(backup)], [1, 0]);
 
     primary.script({ kind: 'reset' });
-    const reset = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const reset = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.equal(reset.code, 'UpstreamError');
     assert.equal(submissions(backup), 0);
   });
@@ -195,7 +196,7 @@ describe('the channel router', () => {
     );
     primary.script({ kind: 'error', status: 500, code: 'InternalError', message: 'primary broke' });
     backup.script({ kind: 'error', status: 200, code: 'InternalError', message: 'backup broke' });
-    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const error = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.equal(error.code, 'UpstreamError');
     assert.equal(error.status, 502);
     assert.match(
@@ -224,7 +225,7 @@ describe('the channel router', () => {
       message: 'rate',
       retryAfter: '42',
     });
-    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const error = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.equal(error.code, 'ModelUnavailable');
     assert.equal(error.headers['retry-after'], '42');
     assert.match(error.message, /ds-primary: throttled .*; ds-dead: connection refused/);
@@ -237,8 +238,14 @@ describe('the channel router', () => {
         ds(backup, 'ds-backup', { priority: 1 }),
       ]),
     );
-    assert.equal((await engine.generate(jobFor(requestBody(MODEL_A)))).channel, 'ds-backup');
-    assert.equal((await engine.generate(jobFor(requestBody(MODEL_A)))).channel, 'ds-backup');
+    assert.equal(
+      (await outputOf(engine.generate(jobFor(requestBody(MODEL_A))))).channel,
+      'ds-backup',
+    );
+    assert.equal(
+      (await outputOf(engine.generate(jobFor(requestBody(MODEL_A))))).channel,
+      'ds-backup',
+    );
     assert.equal(primary.requests.length, 1, 'the rejected channel is not asked again');
     const status = engine.status().find((channel) => channel.name === 'ds-bad-key');
     assert.equal(status?.health, 'key-rejected');
@@ -259,19 +266,25 @@ describe('the channel router', () => {
       { kind: 'error', status: 500, code: 'InternalError', message: '1' },
       { kind: 'error', status: 500, code: 'InternalError', message: '2' },
     );
-    await engine.generate(jobFor(requestBody(MODEL_A)));
-    await engine.generate(jobFor(requestBody(MODEL_A)));
+    await outputOf(engine.generate(jobFor(requestBody(MODEL_A))));
+    await outputOf(engine.generate(jobFor(requestBody(MODEL_A))));
     assert.equal(engine.status()[0]?.breaker.state, 'open');
-    assert.equal((await engine.generate(jobFor(requestBody(MODEL_A)))).channel, 'ds-backup');
+    assert.equal(
+      (await outputOf(engine.generate(jobFor(requestBody(MODEL_A))))).channel,
+      'ds-backup',
+    );
     assert.equal(submissions(primary), 2, 'an open circuit sends nothing');
 
     clock.now += 10_000;
     assert.equal(engine.status()[0]?.health, 'half-open');
     primary.script({ kind: 'error', status: 500, code: 'InternalError', message: 'trial fails' });
-    await engine.generate(jobFor(requestBody(MODEL_A)));
+    await outputOf(engine.generate(jobFor(requestBody(MODEL_A))));
     assert.equal(engine.status()[0]?.breaker.state, 'open', 'a failed trial opens it again');
     clock.now += 10_000;
-    assert.equal((await engine.generate(jobFor(requestBody(MODEL_A)))).channel, 'ds-primary');
+    assert.equal(
+      (await outputOf(engine.generate(jobFor(requestBody(MODEL_A))))).channel,
+      'ds-primary',
+    );
     assert.equal(engine.status()[0]?.breaker.state, 'closed');
     assert.equal(submissions(primary), 4);
   });
@@ -284,11 +297,11 @@ describe('the channel router', () => {
     );
     primary.script({ kind: 'error', status: 500, code: 'InternalError', message: 'x' });
     assert.equal(
-      (await rejection(engine.generate(jobFor(requestBody(MODEL_A))))).code,
+      (await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))))).code,
       'UpstreamError',
     );
     clock.now += 5_000;
-    const open = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const open = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.equal(open.code, 'ModelUnavailable');
     assert.equal(open.headers['retry-after'], '15');
     assert.match(open.message, /ds-primary: not tried: circuit open/);
@@ -301,7 +314,7 @@ describe('the channel router', () => {
     );
     primary.script({ kind: 'task', progression: ['PENDING', 'RUNNING'] });
     const started = Date.now();
-    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const error = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= 350 && elapsed < 2_000, `${elapsed} ms`);
     assert.equal(error.code, 'ModelUnavailable');
@@ -324,7 +337,7 @@ describe('the channel router', () => {
     void primary.nextPoll().then(() => caller.abort(new Error('caller disconnected')));
     const cancelsBefore = primary.cancels().length;
     await assert.rejects(
-      engine.generate(jobFor(requestBody(MODEL_A), { signal: caller.signal })),
+      outputOf(engine.generate(jobFor(requestBody(MODEL_A), { signal: caller.signal }))),
       /caller disconnected/,
     );
     assert.equal(primary.cancels().length, cancelsBefore + 1);
@@ -339,7 +352,7 @@ describe('the channel router', () => {
     const caller = new AbortController();
     const job = jobFor(requestBody(MODEL_A, { n: 2 }), { signal: caller.signal });
     const submitted = submissions(primary);
-    const generating = engine.generate(job);
+    const generating = outputOf(engine.generate(job));
     await eventually(() => submissions(primary) > submitted, 5000, 'the upstream is working');
     caller.abort(new CallerGone());
     const failure = await generating.then(
@@ -369,7 +382,7 @@ describe('the channel router', () => {
     };
     const engine = router(channels([ds(primary, 'ds-primary')]), { storage: spyStorage });
     primary.script({ kind: 'succeed', images: 2 });
-    const output = await engine.generate(jobFor(requestBody(MODEL_A, { n: 2 })));
+    const output = await outputOf(engine.generate(jobFor(requestBody(MODEL_A, { n: 2 }))));
     assert.deepEqual(saved, ['buffer', 'buffer'], 'small images of declared length are read whole');
     const app = Fastify({ logger: false });
     registerImageRoutes(app, { blobs: storage.blobs, urls: storage.urls });
@@ -388,7 +401,7 @@ describe('the channel router', () => {
 
   it('passes upstream URLs through when the channel says so', async () => {
     const engine = router(channels([ds(primary, 'ds-primary', { pass_through_urls: true })]));
-    const output = await engine.generate(jobFor(requestBody(MODEL_A)));
+    const output = await outputOf(engine.generate(jobFor(requestBody(MODEL_A))));
     assert.ok(output.images[0]?.kind === 'upstream');
     assert.ok(output.images[0].url.startsWith(`${primary.url}/results/`));
   });
@@ -398,7 +411,7 @@ describe('the channel router', () => {
       channels([ds(primary, 'ds-primary'), ds(backup, 'ds-backup', { priority: 1 })]),
     );
     primary.script({ kind: 'succeed', expiredUrls: true });
-    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const error = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.equal(error.code, 'UpstreamError');
     assert.equal(
       error.message,
@@ -422,7 +435,7 @@ describe('the channel router', () => {
       channels([ds(primary, 'ds-primary'), ds(backup, 'ds-backup', { priority: 1 })]),
       { storage: failingStorage },
     );
-    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const error = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.deepEqual([error.status, error.code], [500, 'InternalError']);
     assert.doesNotMatch(error.message, /EIO|\/var/);
     assert.equal(submissions(backup), 0, 'the images exist: nothing is generated again');
@@ -430,7 +443,7 @@ describe('the channel router', () => {
     assert.deepEqual([stats?.successes, stats?.failures, stats?.lastFailure], [1, 0, undefined]);
 
     primary.script({ kind: 'succeed', expiredUrls: true });
-    await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     const after = engine.status().find((channel) => channel.name === 'ds-primary')?.stats;
     assert.equal(after?.failures, 1, 'an image the upstream cannot deliver does count');
   });
@@ -439,7 +452,7 @@ describe('the channel router', () => {
     const onlyModelB = router(
       channels([ds(primary, 'ds-b', { models: { [MODEL_B]: 'qwen-image-2.0-pro' } })]),
     );
-    const unserved = await rejection(onlyModelB.generate(jobFor(requestBody(MODEL_A))));
+    const unserved = await rejection(outputOf(onlyModelB.generate(jobFor(requestBody(MODEL_A)))));
     assert.deepEqual(
       [unserved.status, unserved.code, unserved.message],
       [503, 'NoAvailableChannel', 'no channel is configured for model gen-2.7-image-pro'],
@@ -457,8 +470,10 @@ describe('the channel router', () => {
       ]),
     );
     const bbox = await rejection(
-      onlyOpenAi.generate(
-        jobFor(requestBody(MODEL_A, { bbox_list: [[[0, 0, 10, 10]]] }, ['https://a/1.png'])),
+      outputOf(
+        onlyOpenAi.generate(
+          jobFor(requestBody(MODEL_A, { bbox_list: [[[0, 0, 10, 10]]] }, ['https://a/1.png'])),
+        ),
       ),
     );
     assert.equal(bbox.code, 'NoAvailableChannel');
@@ -483,7 +498,9 @@ describe('the channel router', () => {
     );
     const callsBefore = openai.calls.length;
     primary.script({ kind: 'succeed', images: 3, imageCount: 3 });
-    const output = await engine.generate(jobFor(requestBody(MODEL_A, { enable_sequential: true })));
+    const output = await outputOf(
+      engine.generate(jobFor(requestBody(MODEL_A, { enable_sequential: true }))),
+    );
     assert.equal(output.channel, 'ds-primary');
     assert.equal(output.imagesReported, 3);
     assert.equal(openai.calls.length, callsBefore);
@@ -501,7 +518,9 @@ describe('the channel router', () => {
         },
       ]),
     );
-    const text = await engine.generate(jobFor(requestBody(MODEL_A, { size: '1024*768', n: 2 })));
+    const text = await outputOf(
+      engine.generate(jobFor(requestBody(MODEL_A, { size: '1024*768', n: 2 }))),
+    );
     assert.deepEqual(
       [text.channel, text.images.length, text.width, text.height],
       ['oa', 2, 1536, 1024],
@@ -514,10 +533,12 @@ describe('the channel router', () => {
     );
 
     const input = await loadedPng(300, 450, 'input.messages[0].content[0].image');
-    const edit = await engine.generate(
-      jobFor(
-        requestBody(MODEL_B, {}, [`data:image/png;base64,${input.bytes().toString('base64')}`]),
-        { inputs: [input] },
+    const edit = await outputOf(
+      engine.generate(
+        jobFor(
+          requestBody(MODEL_B, {}, [`data:image/png;base64,${input.bytes().toString('base64')}`]),
+          { inputs: [input] },
+        ),
       ),
     );
     assert.deepEqual([edit.width, edit.height], [1024, 1536]);
@@ -541,7 +562,7 @@ describe('the channel router', () => {
         },
       ]),
     );
-    const error = await rejection(engine.generate(jobFor(requestBody(MODEL_A))));
+    const error = await rejection(outputOf(engine.generate(jobFor(requestBody(MODEL_A)))));
     assert.equal(error.code, 'ModelUnavailable');
     assert.match(
       error.message,
@@ -556,10 +577,11 @@ describe('the channel router', () => {
     const tagged = (): Engine<PngImage> => {
       const tag = `engine-${created++}`;
       return {
-        async generate(_job: EngineJob): Promise<EngineOutput<PngImage>> {
-          served.set(tag, (served.get(tag) ?? 0) + 1);
-          return { images: [], width: 1, height: 1 };
-        },
+        generate: (_job: EngineJob) =>
+          answersAtOnce(async (): Promise<EngineOutput<PngImage>> => {
+            served.set(tag, (served.get(tag) ?? 0) + 1);
+            return { images: [], width: 1, height: 1 };
+          }),
       };
     };
     const engine = router(
@@ -572,7 +594,7 @@ describe('the channel router', () => {
     );
     const requests = 5_000;
     const job = jobFor(requestBody(MODEL_B));
-    for (let i = 0; i < requests; i++) await engine.generate(job);
+    for (let i = 0; i < requests; i++) await outputOf(engine.generate(job));
     const light = served.get('engine-0') ?? 0;
     const heavy = served.get('engine-1') ?? 0;
     assert.equal(

@@ -2,7 +2,7 @@ import { GatewayMetrics } from '../../src/metrics/gateway-metrics.js';
 import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { EngineJob, EngineOutput } from '../../src/engine/engine.js';
+import type { EngineJob, EngineRun } from '../../src/engine/engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { DatabaseTarget } from '../../src/store/database/database.js';
 import {
@@ -87,7 +87,7 @@ function nextJob(t: TestContext, opened: Opened): Promise<EngineJob> {
   const engine = opened.gateway.engine;
   const generate = engine.generate.bind(engine);
   return new Promise((resolve) => {
-    t.mock.method(engine, 'generate', (job: EngineJob): Promise<EngineOutput> => {
+    t.mock.method(engine, 'generate', (job: EngineJob): EngineRun => {
       resolve(job);
       return generate(job);
     });

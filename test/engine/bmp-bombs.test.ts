@@ -4,6 +4,7 @@ import { decodeBmp } from '../../src/engine/local/bmp-decoder.js';
 import { LocalEngine } from '../../src/engine/local/local-engine.js';
 import { bmp24, buildBmp, emptyRleBomb, longRunRleBomb } from './bmp-fixtures.js';
 import { body, jobFor, loadedImage, MODEL_A, syntheticPixels } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 const PALETTE = [
   [200, 10, 10],
@@ -131,7 +132,7 @@ describe('BMP decoding bounded by what the bytes hold', () => {
       );
       const job = () => jobFor(body(MODEL_A, 'x', { size: '2K' }, 9), { inputs });
       const started = performance.now();
-      const output = await engine.generate(job());
+      const output = await outputOf(engine.generate(job()));
       const elapsedMs = performance.now() - started;
       assert.deepEqual([output.width, output.height], [2048, 2048]);
       // Decoding each at full size took seconds and held 192 MB apiece.

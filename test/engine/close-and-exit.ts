@@ -6,6 +6,7 @@ import { createRouter } from '../../src/channels/create-router.js';
 import { DEFAULT_LOCAL_CHANNEL } from '../../src/config/channel-config.js';
 import type { ResultStore } from '../../src/storage/result-store.js';
 import { body, jobFor, MODEL_A } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 /** OS threads of this process (Linux), to see the render workers go; undefined elsewhere. */
 function threadCount(): number | undefined {
@@ -22,7 +23,9 @@ const router = createRouter(
   { channels: [DEFAULT_LOCAL_CHANNEL], routingDeadlineMs: 60_000 },
   { results: unusedResults },
 );
-const output = await router.generate(jobFor(body(MODEL_A, 'a lighthouse', { size: '1K' })));
+const output = await outputOf(
+  router.generate(jobFor(body(MODEL_A, 'a lighthouse', { size: '1K' }))),
+);
 const threadsWhileOpen = threadCount();
 await router.close();
 const threadsAfterClose = threadCount();

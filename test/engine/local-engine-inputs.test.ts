@@ -21,6 +21,7 @@ import {
   syntheticInput,
   syntheticPixels,
 } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 const engine = new LocalEngine();
 
@@ -30,7 +31,7 @@ describe('LocalEngine image-to-image', () => {
       const input = await syntheticInput(800, 600, 0, format);
       const unrelated = await syntheticInput(800, 600, 3, 'png');
       const requestBody = body(MODEL_A, 'make it autumn', { size: '1024*768' }, 1);
-      const output = await engine.generate(jobFor(requestBody, { inputs: [input] }));
+      const output = await outputOf(engine.generate(jobFor(requestBody, { inputs: [input] })));
       const pixels = await decode(pngBytes(output));
       const toInput = meanAbsoluteDifference(pixels, await resized(input.bytes(), 1024, 768));
       const toUnrelated = meanAbsoluteDifference(
@@ -50,8 +51,8 @@ describe('LocalEngine image-to-image', () => {
     const asBmp = loadedImage(bmp24(pixels), 'bmp', 640, 480);
     const asPng = loadedImage(await encodeAs(pixels, 'png'), 'png', 640, 480);
     const requestBody = body(MODEL_A, 'same picture', { size: '1K', watermark: true }, 1);
-    const fromBmp = await engine.generate(jobFor(requestBody, { inputs: [asBmp] }));
-    const fromPng = await engine.generate(jobFor(requestBody, { inputs: [asPng] }));
+    const fromBmp = await outputOf(engine.generate(jobFor(requestBody, { inputs: [asBmp] })));
+    const fromPng = await outputOf(engine.generate(jobFor(requestBody, { inputs: [asPng] })));
     assert.ok(pngBytes(fromBmp).equals(pngBytes(fromPng)));
   });
 
@@ -62,14 +63,20 @@ describe('LocalEngine image-to-image', () => {
     const middle = await syntheticInput(300, 600, 2, 'webp', 1);
     const requestBody = body(MODEL_B, 'blend the styles', { size: '768*768' }, 3);
     const output = await decode(
-      pngBytes(await engine.generate(jobFor(requestBody, { inputs: [first, middle, last] }))),
+      pngBytes(
+        await outputOf(engine.generate(jobFor(requestBody, { inputs: [first, middle, last] }))),
+      ),
     );
     const toLast = meanAbsoluteDifference(output, await resized(last.bytes(), 768, 768));
     const toFirst = meanAbsoluteDifference(output, await resized(first.bytes(), 768, 768));
     assert.ok(toLast < toFirst / 2, `${toLast.toFixed(1)} vs ${toFirst.toFixed(1)}`);
 
     const withOtherReference = await decode(
-      pngBytes(await engine.generate(jobFor(requestBody, { inputs: [otherFirst, middle, last] }))),
+      pngBytes(
+        await outputOf(
+          engine.generate(jobFor(requestBody, { inputs: [otherFirst, middle, last] })),
+        ),
+      ),
     );
     assert.ok(meanAbsoluteDifference(output, withOtherReference) > 3);
   });
@@ -82,7 +89,7 @@ describe('LocalEngine image-to-image', () => {
     );
     const requestBody = body(MODEL_A, 'a collage', { size: '1K', n: 2 }, 9);
     const job = jobFor(requestBody, { inputs });
-    const output = await engine.generate(job);
+    const output = await outputOf(engine.generate(job));
     assert.equal(output.images.length, 2);
     const pixels = await decode(pngBytes(output, 1));
     assert.deepEqual({ width: pixels.width, height: pixels.height }, job.output);
@@ -107,7 +114,9 @@ describe('LocalEngine image-to-image', () => {
       { size: '1024*768', enable_sequential: true, n: 4 },
       1,
     );
-    const output = await engine.generate(jobFor(requestBody, { inputs: [input], seed: 8 }));
+    const output = await outputOf(
+      engine.generate(jobFor(requestBody, { inputs: [input], seed: 8 })),
+    );
     assert.ok(output.images.length >= 1 && output.images.length <= 4);
     for (let index = 0; index < output.images.length; index++) {
       const pixels = await decode(pngBytes(output, index));
@@ -123,7 +132,7 @@ describe('LocalEngine image-to-image', () => {
     const broken = loadedImage(Buffer.from('not an image at all'), 'png', 800, 600, 0);
     const requestBody = body(MODEL_A, 'x', { size: '1K' }, 1);
     await assert.rejects(
-      engine.generate(jobFor(requestBody, { inputs: [broken] })),
+      outputOf(engine.generate(jobFor(requestBody, { inputs: [broken] }))),
       (error) =>
         error instanceof GatewayError &&
         error.code === 'InvalidImage' &&
@@ -146,7 +155,7 @@ describe('LocalEngine interactive editing (bbox_list)', () => {
       { size: '1200*900', bbox_list: [boxes], watermark: true, n: 2 },
       1,
     );
-    const output = await engine.generate(jobFor(requestBody, { inputs: [input] }));
+    const output = await outputOf(engine.generate(jobFor(requestBody, { inputs: [input] })));
     const reference = await resized(input.bytes(), 1200, 900);
     const mapped = boxes.map((box) => mapBoxToOutput(box, input, reference));
     assert.deepEqual(mapped[0], { x: 150, y: 75, width: 420, height: 315 });
@@ -178,7 +187,9 @@ describe('LocalEngine interactive editing (bbox_list)', () => {
     const render = async (referenceBoxes: number[][]) => {
       const parameters = { size: '1024*768', bbox_list: [referenceBoxes, [editBox]] };
       const requestBody = body(MODEL_A, 'edit', parameters, 2);
-      const output = await engine.generate(jobFor(requestBody, { inputs: [reference, last] }));
+      const output = await outputOf(
+        engine.generate(jobFor(requestBody, { inputs: [reference, last] })),
+      );
       return decode(pngBytes(output));
     };
     const fromRedHalf = await render([[0, 0, 300, 600]]);

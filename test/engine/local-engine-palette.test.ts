@@ -16,6 +16,7 @@ import {
   resized,
   syntheticInput,
 } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 const engine = new LocalEngine();
 
@@ -90,7 +91,7 @@ describe('LocalEngine color_palette', () => {
           color_palette: palette,
           watermark: true,
         });
-        const output = await engine.generate(jobFor(requestBody, { seed }));
+        const output = await outputOf(engine.generate(jobFor(requestBody, { seed })));
         const pixels = await decode(pngBytes(output));
         const box = watermarkBox(pixels.width, pixels.height);
         assertPaletteShares(pixels, palette, (x, y) => !contains(box, x, y));
@@ -99,8 +100,10 @@ describe('LocalEngine color_palette', () => {
   }
 
   it('covers the whole image when there is no watermark', async () => {
-    const output = await engine.generate(
-      jobFor(body(MODEL_A, 'harbour at night', { size: '768*768', color_palette: THREE })),
+    const output = await outputOf(
+      engine.generate(
+        jobFor(body(MODEL_A, 'harbour at night', { size: '768*768', color_palette: THREE })),
+      ),
     );
     assertPaletteShares(await decode(pngBytes(output)), THREE, () => true);
   });
@@ -108,7 +111,7 @@ describe('LocalEngine color_palette', () => {
   it('keeps the input recognisable in image-to-image: brighter input areas take lighter colours', async () => {
     const input = await syntheticInput(800, 600, 0, 'jpeg');
     const requestBody = body(MODEL_A, 'poster', { size: '1024*768', color_palette: THIRDS }, 1);
-    const output = await engine.generate(jobFor(requestBody, { inputs: [input] }));
+    const output = await outputOf(engine.generate(jobFor(requestBody, { inputs: [input] })));
     const pixels = await decode(pngBytes(output));
     assertPaletteShares(pixels, THIRDS, () => true);
 
@@ -147,7 +150,7 @@ describe('LocalEngine color_palette', () => {
       { size: '1024*768', color_palette: EIGHT, bbox_list: [boxes], watermark: true },
       1,
     );
-    const output = await engine.generate(jobFor(requestBody, { inputs: [input] }));
+    const output = await outputOf(engine.generate(jobFor(requestBody, { inputs: [input] })));
     const pixels = await decode(pngBytes(output));
     const mapped = boxes.map((box) =>
       mapBoxToOutput(box as [number, number, number, number], input, pixels),

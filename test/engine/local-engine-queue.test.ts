@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { LocalEngine } from '../../src/engine/local/local-engine.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { body, jobFor, MODEL_A } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 type Settled = { index: number; outcome: 'served' | string };
 
@@ -11,7 +12,9 @@ async function settleOrder(engine: LocalEngine, signals: AbortSignal[]): Promise
   const order: Settled[] = [];
   await Promise.all(
     signals.map((signal, index) =>
-      engine.generate(jobFor(body(MODEL_A, `job ${index}`, { size: '1K' }), { signal })).then(
+      outputOf(
+        engine.generate(jobFor(body(MODEL_A, `job ${index}`, { size: '1K' }), { signal })),
+      ).then(
         () => order.push({ index, outcome: 'served' }),
         (error: unknown) =>
           order.push({
@@ -44,7 +47,9 @@ describe('LocalEngine queue', () => {
         'refused before any job was rendered',
       );
 
-      const afterwards = await engine.generate(jobFor(body(MODEL_A, 'again', { size: '1K' })));
+      const afterwards = await outputOf(
+        engine.generate(jobFor(body(MODEL_A, 'again', { size: '1K' }))),
+      );
       assert.equal(afterwards.images.length, 1, 'served again once the flood is over');
     } finally {
       await engine.close();
@@ -59,14 +64,14 @@ describe('LocalEngine queue', () => {
         engine.waitForTurn(new AbortController().signal),
       ]);
       await assert.rejects(
-        engine.generate(jobFor(body(MODEL_A, 'x', { size: '1K' }))),
+        outputOf(engine.generate(jobFor(body(MODEL_A, 'x', { size: '1K' })))),
         (error) =>
           error instanceof GatewayError &&
           error.status === 503 &&
           error.code === 'Overloaded' &&
           error.headers['Retry-After'] === '1',
       );
-      await Promise.all(held.map((turn) => turn.generate(jobFor(body(MODEL_A, 'x')))));
+      await Promise.all(held.map((turn) => outputOf(turn.generate(jobFor(body(MODEL_A, 'x'))))));
     } finally {
       await engine.close();
     }
@@ -85,9 +90,9 @@ describe('LocalEngine queue', () => {
       await assert.rejects(waiting, /caller disconnected/);
       const next = engine.waitForTurn(new AbortController().signal);
       for (const turn of await Promise.all([first, second])) {
-        await turn.generate(jobFor(body(MODEL_A, 'x', { size: '768*768' })));
+        await outputOf(turn.generate(jobFor(body(MODEL_A, 'x', { size: '768*768' }))));
       }
-      await (await next).generate(jobFor(body(MODEL_A, 'x', { size: '768*768' })));
+      await outputOf((await next).generate(jobFor(body(MODEL_A, 'x', { size: '768*768' }))));
     } finally {
       await engine.close();
     }
@@ -102,7 +107,9 @@ describe('LocalEngine queue', () => {
     const waiting = engine.waitForTurn(new AbortController().signal);
     const closed = engine.close();
     await assert.rejects(waiting, /closed/);
-    await Promise.all(held.map((turn) => turn.generate(jobFor(body(MODEL_A, 'x'))).catch(() => 0)));
+    await Promise.all(
+      held.map((turn) => outputOf(turn.generate(jobFor(body(MODEL_A, 'x')))).catch(() => 0)),
+    );
     await closed;
   });
 });

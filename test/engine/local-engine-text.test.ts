@@ -11,6 +11,7 @@ import {
   pngBytes,
   syntheticInput,
 } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 const engine = new LocalEngine();
 const PROMPT = 'a red fox in the snow, watercolour';
@@ -44,7 +45,7 @@ describe('LocalEngine sizes', () => {
   ];
   for (const testCase of cases) {
     it(`produces ${testCase.w}x${testCase.h} for ${testCase.name}`, async () => {
-      const output = await engine.generate(jobFor(testCase.body));
+      const output = await outputOf(engine.generate(jobFor(testCase.body)));
       assert.equal(output.width, testCase.w);
       assert.equal(output.height, testCase.h);
       const pixels = await decode(pngBytes(output));
@@ -59,7 +60,7 @@ describe('LocalEngine sizes', () => {
       await syntheticInput(600, 300, 1, 'jpeg', 1),
     ];
     const job = jobFor(body(MODEL_A, PROMPT, { size: '1K' }, 2), { inputs });
-    const output = await engine.generate(job);
+    const output = await outputOf(engine.generate(job));
     assert.deepEqual({ width: output.width, height: output.height }, job.output);
     assert.equal(Math.round((output.width / output.height) * 10), 20);
     const pixels = await decode(pngBytes(output));
@@ -67,8 +68,8 @@ describe('LocalEngine sizes', () => {
   });
 
   it('renders 4K text-to-image at 4096x4096', async () => {
-    const output = await engine.generate(
-      jobFor(body(MODEL_A, PROMPT, { size: '4K', watermark: true })),
+    const output = await outputOf(
+      engine.generate(jobFor(body(MODEL_A, PROMPT, { size: '4K', watermark: true }))),
     );
     assert.equal(output.width, 4096);
     assert.equal(output.height, 4096);
@@ -83,8 +84,10 @@ describe('LocalEngine determinism', () => {
   it('gives byte-identical PNGs for the same request and seed, across engine instances', async () => {
     const inputs = [await syntheticInput(500, 400, 2, 'jpeg')];
     const requestBody = body(MODEL_A, PROMPT, { ...small, n: 2, watermark: true }, 1);
-    const first = await engine.generate(jobFor(requestBody, { inputs, seed: 99 }));
-    const second = await new LocalEngine().generate(jobFor(requestBody, { inputs, seed: 99 }));
+    const first = await outputOf(engine.generate(jobFor(requestBody, { inputs, seed: 99 })));
+    const second = await outputOf(
+      new LocalEngine().generate(jobFor(requestBody, { inputs, seed: 99 })),
+    );
     assert.equal(first.images.length, 2);
     for (const index of [0, 1]) {
       assert.ok(pngBytes(first, index).equals(pngBytes(second, index)), `image ${index}`);
@@ -93,14 +96,16 @@ describe('LocalEngine determinism', () => {
 
   it('gives a clearly different image for another seed or another prompt', async () => {
     const reference = await decode(
-      pngBytes(await engine.generate(jobFor(body(MODEL_A, PROMPT, small), { seed: 1 }))),
+      pngBytes(await outputOf(engine.generate(jobFor(body(MODEL_A, PROMPT, small), { seed: 1 })))),
     );
     const otherSeed = await decode(
-      pngBytes(await engine.generate(jobFor(body(MODEL_A, PROMPT, small), { seed: 2 }))),
+      pngBytes(await outputOf(engine.generate(jobFor(body(MODEL_A, PROMPT, small), { seed: 2 })))),
     );
     const otherPrompt = await decode(
       pngBytes(
-        await engine.generate(jobFor(body(MODEL_A, 'a lighthouse at dusk', small), { seed: 1 })),
+        await outputOf(
+          engine.generate(jobFor(body(MODEL_A, 'a lighthouse at dusk', small), { seed: 1 })),
+        ),
       ),
     );
     assert.ok(meanAbsoluteDifference(reference, otherSeed) > 20);
@@ -109,7 +114,7 @@ describe('LocalEngine determinism', () => {
 
   it('lets the parameters that change a model output change the image', async () => {
     const render = async (requestBody: object) =>
-      decode(pngBytes(await engine.generate(jobFor(requestBody, { seed: 5 }))));
+      decode(pngBytes(await outputOf(engine.generate(jobFor(requestBody, { seed: 5 })))));
     const thinking = await render(body(MODEL_A, PROMPT, { ...small, thinking_mode: true }));
     const quick = await render(body(MODEL_A, PROMPT, { ...small, thinking_mode: false }));
     assert.ok(meanAbsoluteDifference(thinking, quick) > 10);
@@ -123,7 +128,9 @@ describe('LocalEngine determinism', () => {
 
 describe('LocalEngine image counts', () => {
   it('produces exactly n different images in normal mode (model A)', async () => {
-    const output = await engine.generate(jobFor(body(MODEL_A, PROMPT, { size: '768*768', n: 3 })));
+    const output = await outputOf(
+      engine.generate(jobFor(body(MODEL_A, PROMPT, { size: '768*768', n: 3 }))),
+    );
     assert.equal(output.images.length, 3);
     const images = await Promise.all([0, 1, 2].map((index) => decode(pngBytes(output, index))));
     for (const [a, b] of [
@@ -136,7 +143,9 @@ describe('LocalEngine image counts', () => {
   });
 
   it('produces exactly n images for model B', async () => {
-    const output = await engine.generate(jobFor(body(MODEL_B, PROMPT, { size: '512*512', n: 4 })));
+    const output = await outputOf(
+      engine.generate(jobFor(body(MODEL_B, PROMPT, { size: '512*512', n: 4 }))),
+    );
     assert.equal(output.images.length, 4);
     assert.ok(output.images.every((image) => image.kind === 'png'));
   });
@@ -148,7 +157,7 @@ describe('LocalEngine image counts', () => {
         body(MODEL_A, PROMPT, { size: '768*768', enable_sequential: true, n: 4 }),
         { seed },
       );
-      const output = await engine.generate(job);
+      const output = await outputOf(engine.generate(job));
       assert.ok(output.images.length >= 1 && output.images.length <= 4, `seed ${seed}`);
       counts.add(output.images.length);
       if (output.images.length >= 2) {
@@ -167,8 +176,10 @@ describe('LocalEngine cancellation', () => {
     const reason = new Error('client went away');
     controller.abort(reason);
     await assert.rejects(
-      engine.generate(
-        jobFor(body(MODEL_A, PROMPT, { size: '768*768' }), { signal: controller.signal }),
+      outputOf(
+        engine.generate(
+          jobFor(body(MODEL_A, PROMPT, { size: '768*768' }), { signal: controller.signal }),
+        ),
       ),
       (error) => error === reason,
     );

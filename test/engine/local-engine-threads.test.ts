@@ -13,6 +13,7 @@ import {
   syntheticInput,
   syntheticPixels,
 } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 const PALETTE = [
   { hex: '#112233', ratio: '40.00%' },
@@ -44,11 +45,11 @@ describe('LocalEngine worker threads', () => {
       const job = () =>
         jobFor(body(MODEL_A, 'a red fox in the snow', { size: '4K', color_palette: PALETTE }));
       // The first job starts the worker and loads its modules; measure a warm render.
-      await engine.generate(job());
+      await outputOf(engine.generate(job()));
       let renderMs = 0;
       const pause = await longestEventLoopPause(async () => {
         const started = performance.now();
-        const output = await engine.generate(job());
+        const output = await outputOf(engine.generate(job()));
         renderMs = performance.now() - started;
         assert.equal(output.width, 4096);
       });
@@ -74,14 +75,16 @@ describe('LocalEngine worker threads', () => {
       const heavy = jobFor(body(MODEL_A, 'nine big inputs', { size: '1K' }, 9), { inputs });
       const light = () => jobFor(body(MODEL_A, 'no inputs at all', { size: '1K' }));
       // Both kinds of thread started and warm.
-      await engine.generate(
-        jobFor(body(MODEL_A, 'warm', { size: '1K' }, 1), { inputs: [inputs[0]!] }),
+      await outputOf(
+        engine.generate(jobFor(body(MODEL_A, 'warm', { size: '1K' }, 1), { inputs: [inputs[0]!] })),
       );
-      await engine.generate(light());
+      await outputOf(engine.generate(light()));
 
       const started = performance.now();
-      const heavyDone = engine.generate(heavy).then(() => performance.now() - started);
-      const lightMs = await engine.generate(light()).then(() => performance.now() - started);
+      const heavyDone = outputOf(engine.generate(heavy)).then(() => performance.now() - started);
+      const lightMs = await outputOf(engine.generate(light())).then(
+        () => performance.now() - started,
+      );
       const heavyMs = await heavyDone;
       // Behind the heavy job in one lane, the light one would end after it. The order, not a
       // ratio of times: beside other test files on two cores, the lanes' threads share the CPU.
@@ -103,7 +106,7 @@ describe('LocalEngine worker threads', () => {
         await syntheticInput(400, 300, 2, 'png', 2),
       ];
       await assert.rejects(
-        engine.generate(jobFor(body(MODEL_A, 'x', { size: '1K' }, 3), { inputs })),
+        outputOf(engine.generate(jobFor(body(MODEL_A, 'x', { size: '1K' }, 3), { inputs }))),
         (error) =>
           error instanceof GatewayError &&
           error.code === 'InvalidImage' &&
@@ -117,9 +120,11 @@ describe('LocalEngine worker threads', () => {
 
   it('refuses work after close()', async () => {
     const engine = new LocalEngine();
-    await engine.generate(jobFor(body(MODEL_A, 'x', { size: '768*768' })));
+    await outputOf(engine.generate(jobFor(body(MODEL_A, 'x', { size: '768*768' }))));
     await engine.close();
-    await assert.rejects(engine.generate(jobFor(body(MODEL_A, 'x', { size: '768*768' }))));
+    await assert.rejects(
+      outputOf(engine.generate(jobFor(body(MODEL_A, 'x', { size: '768*768' })))),
+    );
   });
 
   it('lets the process exit once the router that owns the engine is closed', async () => {

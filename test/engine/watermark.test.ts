@@ -13,13 +13,16 @@ import {
   type Pixels,
   pngBytes,
 } from './engine-fixtures.js';
+import { outputOf } from '../../src/engine/engine-run.js';
 
 const engine = new LocalEngine();
 
 async function renderPair(model: string, size: string): Promise<[Pixels, Pixels]> {
   const render = async (watermark: boolean) =>
     decode(
-      pngBytes(await engine.generate(jobFor(body(model, 'a quiet street', { size, watermark })))),
+      pngBytes(
+        await outputOf(engine.generate(jobFor(body(model, 'a quiet street', { size, watermark })))),
+      ),
     );
   return [await render(true), await render(false)];
 }

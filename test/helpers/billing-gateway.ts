@@ -10,7 +10,7 @@ import type { RateLimiter } from '../../src/admission/rate-limiter.js';
 import type { TokenLimitChanges } from '../../src/domain/token-limits.js';
 import { openServices, type Services } from '../../src/bootstrap/open-services.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import type { Engine, EngineJob, EngineOutput } from '../../src/engine/engine.js';
+import type { Engine, EngineJob, EngineRun } from '../../src/engine/engine.js';
 import { GenerationPipeline } from '../../src/generation/generation-pipeline.js';
 import { buildApp } from '../../src/http/app.js';
 import type { DatabaseTarget } from '../../src/store/database/database.js';
@@ -27,11 +27,11 @@ export class FakeEngine implements Engine {
   failure: Error | undefined;
   /**
    * When set, images are produced one by one as a local group is: before each, the engine waits
-   * for `imageGate(index)`, then reports the image through the job's `onImage`.
+   * for `imageGate(index)`, then yields the image.
    */
   imageGate: ((index: number, job: EngineJob) => Promise<void>) | undefined;
 
-  async generate(job: EngineJob): Promise<EngineOutput> {
+  async *generate(job: EngineJob): EngineRun {
     this.calls++;
     const call = this.calls;
     if (this.gate !== undefined) await this.gate;
@@ -45,7 +45,7 @@ export class FakeEngine implements Engine {
       for (const [index, image] of images.entries()) {
         await this.imageGate(index, job);
         job.signal.throwIfAborted();
-        job.onImage?.(image, index);
+        yield { image, index };
       }
     }
     return {

@@ -1,5 +1,5 @@
 import type { TestContext } from 'node:test';
-import type { EngineJob, EngineOutput } from '../../src/engine/engine.js';
+import type { EngineJob, EngineRun } from '../../src/engine/engine.js';
 import { type FakeEngine, gate } from './billing-gateway.js';
 
 /**
@@ -9,7 +9,7 @@ import { type FakeEngine, gate } from './billing-gateway.js';
 export function engineStarted(t: TestContext, engine: FakeEngine): Promise<void> {
   const started = gate();
   const generate = engine.generate.bind(engine);
-  t.mock.method(engine, 'generate', (job: EngineJob): Promise<EngineOutput> => {
+  t.mock.method(engine, 'generate', (job: EngineJob): EngineRun => {
     started.open();
     return generate(job);
   });

@@ -3,9 +3,11 @@ import type { DashScopeChannelConfig } from '../../config/channel-config.js';
 import {
   type AttemptCall,
   type AttemptResult,
+  type AttemptRun,
   type ChannelAdapter,
   failure,
 } from '../attempt-result.js';
+import { answersAtOnce } from '../../engine/engine-run.js';
 import { asAbortSignal, type Cancellation } from '../../support/cancellation.js';
 import { excerpt, parseJson } from '../json-fields.js';
 import { transportFailure } from '../transport-failure.js';
@@ -39,8 +41,10 @@ export class DashScopeAdapter implements ChannelAdapter {
     private readonly http: UpstreamHttp,
   ) {}
 
-  attempt(call: AttemptCall): Promise<AttemptResult> {
-    return this.config.mode === 'async' ? this.runTask(call) : this.runSync(call);
+  attempt(call: AttemptCall): AttemptRun {
+    return answersAtOnce(() =>
+      this.config.mode === 'async' ? this.runTask(call) : this.runSync(call),
+    );
   }
 
   private async runSync(call: AttemptCall): Promise<AttemptResult> {

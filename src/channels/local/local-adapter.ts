@@ -5,6 +5,7 @@ import { asAbortSignal } from '../../support/cancellation.js';
 import {
   type AttemptCall,
   type AttemptResult,
+  type AttemptRun,
   type ChannelAdapter,
   failure,
 } from '../attempt-result.js';
@@ -17,7 +18,8 @@ import {
 export class LocalAdapter implements ChannelAdapter {
   constructor(private readonly engine: Engine<PngImage>) {}
 
-  async attempt(call: AttemptCall): Promise<AttemptResult> {
+  /** Yields each image as the engine renders it; a local image needs no re-hosting. */
+  async *attempt(call: AttemptCall): AttemptRun {
     // The engine's worker pool wants a real AbortSignal; only this channel pays for one.
     const signal = asAbortSignal(call.signal);
     let turn: EngineTurn<PngImage>;
@@ -27,7 +29,7 @@ export class LocalAdapter implements ChannelAdapter {
       return noTurn(error, call);
     }
     try {
-      return rendered(await turn.generate(Object.assign({}, call.job, { signal })));
+      return rendered(yield* turn.generate(Object.assign({}, call.job, { signal })));
     } catch (error) {
       return renderFailed(error, call);
     }

@@ -2,9 +2,11 @@ import type { OpenAiChannelConfig } from '../../config/channel-config.js';
 import {
   type AttemptCall,
   type AttemptResult,
+  type AttemptRun,
   type ChannelAdapter,
   failure,
 } from '../attempt-result.js';
+import { answersAtOnce } from '../../engine/engine-run.js';
 import { excerpt, parseJson } from '../json-fields.js';
 import { transportFailure } from '../transport-failure.js';
 import { retryAfterMs, type UpstreamHttp } from '../upstream-http.js';
@@ -29,7 +31,11 @@ export class OpenAiAdapter implements ChannelAdapter {
     private readonly http: UpstreamHttp,
   ) {}
 
-  async attempt(call: AttemptCall): Promise<AttemptResult> {
+  attempt(call: AttemptCall): AttemptRun {
+    return answersAtOnce(() => this.answer(call));
+  }
+
+  private async answer(call: AttemptCall): Promise<AttemptResult> {
     const size = closestSize(call.job.output, this.config.sizes);
     const options = {
       upstreamModel: call.upstreamModel,

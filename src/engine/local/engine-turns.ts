@@ -1,9 +1,12 @@
-import type { Engine, EngineImage, EngineJob, EngineOutput } from '../engine.js';
+import type { Engine, EngineImage, EngineJob, EngineRun } from '../engine.js';
 
 /** A turn to run one job. */
 export interface EngineTurn<Image extends EngineImage> {
-  /** Runs `job` in this turn and then gives the turn back, whatever the outcome; call it once. */
-  generate(job: EngineJob): Promise<EngineOutput<Image>>;
+  /**
+   * Runs `job` in this turn and gives the turn back when the run ends, however it ends (finished,
+   * failed, or stopped by `return()` after its first step); call it once, and step it at once.
+   */
+  generate(job: EngineJob): EngineRun<Image>;
 }
 
 /**

@@ -1,11 +1,11 @@
-import type { EngineJob, EngineOutput, PngImage } from '../engine.js';
+import type { EngineJob, EngineRun, PngImage } from '../engine.js';
 import type { EngineTurn, TurnTakingEngine } from './engine-turns.js';
 import { defaultWorkerCount, RenderPool } from './render-pool.js';
 import { planRender } from './render-plan.js';
 import type { SharedPreparedInputs } from './render-tasks.js';
 import { sharedCopy } from './shared-bytes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { TurnQueue } from '../../support/turn-queue.js';
+import { type Turn, TurnQueue } from '../../support/turn-queue.js';
 import { asAbortSignal } from '../../support/cancellation.js';
 
 export interface LocalEngineOptions {
@@ -70,24 +70,17 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
     return { running: this.turns.running, waiting: this.turns.waiting };
   }
 
-  async generate(job: EngineJob): Promise<EngineOutput<PngImage>> {
+  async *generate(job: EngineJob): EngineRun<PngImage> {
     // The worker pool wants a real AbortSignal: one for the whole job.
     const signal = asAbortSignal(job.signal);
-    return (await this.waitForTurn(signal)).generate({ ...job, signal });
+    const turn = await this.waitForTurn(signal);
+    return yield* turn.generate({ ...job, signal });
   }
 
   async waitForTurn(signal: AbortSignal): Promise<EngineTurn<PngImage>> {
     if (this.closed) throw new Error('the local engine has been closed');
     const turn = await this.turns.take(signal);
-    return {
-      generate: async (job) => {
-        try {
-          return await this.render(job);
-        } finally {
-          turn.release();
-        }
-      },
-    };
+    return { generate: (job) => this.renderInTurn(job, turn) };
   }
 
   /** Refuses the jobs still waiting, and ends the worker threads once those running are done. */
@@ -97,7 +90,20 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
     return this.pool.close();
   }
 
-  private async render(job: EngineJob): Promise<EngineOutput<PngImage>> {
+  private async *renderInTurn(job: EngineJob, turn: Turn): EngineRun<PngImage> {
+    try {
+      return yield* this.render(job);
+    } finally {
+      turn.release();
+    }
+  }
+
+  /**
+   * Renders the job's images one after another, yielding each as it is done. The next image is
+   * sent to the pool only when the caller asks for it, so a caller that stops leaves no render
+   * running.
+   */
+  private async *render(job: EngineJob): EngineRun<PngImage> {
     const signal = asAbortSignal(job.signal);
     signal.throwIfAborted();
     const plan = planRender(job);
@@ -139,7 +145,7 @@ export class LocalEngine implements TurnTakingEngine<PngImage> {
       const bytes = await this.pool.renderPng({ kind: 'renderPng', recipe }, signal);
       const image: PngImage = { kind: 'png', bytes };
       images.push(image);
-      job.onImage?.(image, index);
+      yield { image, index };
     }
     return { images, width, height };
   }
