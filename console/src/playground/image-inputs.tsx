@@ -1,0 +1,157 @@
+import { useEffect, useState } from 'preact/hooks';
+import { messageOf } from '../api';
+import { BoxEditor } from './box-editor';
+import type { Box, InputImage } from './form-state';
+import { imageSize, uploadFile } from './upload';
+
+interface ImageInputsProps {
+  model: string;
+  images: InputImage[];
+  boxesAllowed: boolean;
+  onImages: (change: (images: InputImage[]) => InputImage[]) => void;
+}
+
+let nextId = 0;
+
+/** Input images from a file picker, a drop, a paste or a URL; local files go through uploads. */
+export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInputsProps) {
+  const [busy, setBusy] = useState(0);
+  const [problem, setProblem] = useState<string | undefined>();
+  const [url, setUrl] = useState('');
+  const [over, setOver] = useState(false);
+
+  async function addFiles(files: readonly File[]): Promise<void> {
+    setProblem(undefined);
+    for (const file of files.filter((candidate) => candidate.type.startsWith('image/'))) {
+      setBusy((count) => count + 1);
+      const preview = URL.createObjectURL(file);
+      try {
+        const [reference, size] = await Promise.all([uploadFile(file, model), imageSize(preview)]);
+        const image: InputImage = {
+          id: `image-${nextId++}`,
+          name: file.name || 'pasted image',
+          reference,
+          preview,
+          width: size.width,
+          height: size.height,
+          boxes: [],
+        };
+        onImages((current) => [...current, image]);
+      } catch (error) {
+        URL.revokeObjectURL(preview);
+        setProblem(`${file.name || 'image'}: ${messageOf(error)}`);
+      } finally {
+        setBusy((count) => count - 1);
+      }
+    }
+  }
+
+  useEffect(() => {
+    const onPaste = (event: ClipboardEvent) => {
+      const files = [...(event.clipboardData?.files ?? [])];
+      if (files.length > 0) void addFiles(files);
+    };
+    addEventListener('paste', onPaste);
+    return () => removeEventListener('paste', onPaste);
+  });
+
+  const setBoxes = (id: string, boxes: Box[]) =>
+    onImages((current) => current.map((image) => (image.id === id ? { ...image, boxes } : image)));
+
+  return (
+    <section class="inputs" aria-label="Input images">
+      <div
+        class={over ? 'drop over' : 'drop'}
+        onDragOver={(event) => {
+          event.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={(event) => {
+          event.preventDefault();
+          setOver(false);
+          void addFiles([...(event.dataTransfer?.files ?? [])]);
+        }}
+      >
+        <label class="button">
+          Choose images…
+          <input
+            type="file"
+            accept="image/png,image/jpeg,image/webp,image/bmp"
+            multiple
+            class="visually-hidden"
+            data-testid="file-input"
+            onChange={(event) => {
+              void addFiles([...(event.currentTarget.files ?? [])]);
+              event.currentTarget.value = '';
+            }}
+          />
+        </label>
+        <span class="hint">or drop them here, or paste one (Ctrl+V)</span>
+        {busy > 0 && <span role="status"> Uploading {busy}…</span>}
+      </div>
+      <form
+        class="url-row"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (url.trim() === '') return;
+          const image: InputImage = {
+            id: `image-${nextId++}`,
+            name: url.trim(),
+            reference: url.trim(),
+            preview: undefined,
+            width: undefined,
+            height: undefined,
+            boxes: [],
+          };
+          onImages((current) => [...current, image]);
+          setUrl('');
+        }}
+      >
+        <label for="image-url">Image URL</label>
+        <input
+          id="image-url"
+          type="url"
+          placeholder="https://example.com/photo.png"
+          value={url}
+          onInput={(event) => setUrl(event.currentTarget.value)}
+        />
+        <button type="submit">Add URL</button>
+      </form>
+      {problem !== undefined && (
+        <p class="error" role="alert">
+          {problem}
+        </p>
+      )}
+      <div class="image-list">
+        {images.map((image, index) => (
+          <div class="image-item" key={image.id}>
+            {image.preview !== undefined && boxesAllowed ? (
+              <BoxEditor
+                image={image}
+                index={index}
+                onBoxes={(boxes) => setBoxes(image.id, boxes)}
+              />
+            ) : (
+              <p class="url-image">
+                {index + 1}. {image.name}
+                {image.preview === undefined && (
+                  <span class="hint"> (fetched by the gateway; upload a file to draw boxes)</span>
+                )}
+              </p>
+            )}
+            <button
+              type="button"
+              class="link"
+              onClick={() =>
+                onImages((current) => current.filter((other) => other.id !== image.id))
+              }
+            >
+              Remove image {index + 1}
+            </button>
+          </div>
+        ))}
+      </div>
+    </section>
+  );
+}

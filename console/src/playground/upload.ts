@@ -1,0 +1,49 @@
+import { api, errorOf } from '../api';
+
+interface Certificate {
+  policy: string;
+  signature: string;
+  upload_dir: string;
+  upload_host: string;
+  oss_access_key_id: string;
+  x_oss_object_acl: string;
+  x_oss_forbid_overwrite: string;
+}
+
+/**
+ * Sends a local file through the gateway's upload protocol, as the DashScope SDK does
+ * (docs/api.md §12): a certificate for `model`, then an OSS PostObject form to its upload host.
+ * Returns the `oss://` key the request names the file by.
+ */
+export async function uploadFile(file: File, model: string): Promise<string> {
+  const query = new URLSearchParams({ action: 'getPolicy', model });
+  const { data } = await api<{ data: Certificate }>(`/api/v1/uploads?${query.toString()}`);
+  const key = `${data.upload_dir}/${safeName(file.name)}`;
+  const form = new FormData();
+  form.append('OSSAccessKeyId', data.oss_access_key_id);
+  form.append('Signature', data.signature);
+  form.append('policy', data.policy);
+  form.append('key', key);
+  form.append('x-oss-object-acl', data.x_oss_object_acl);
+  form.append('x-oss-forbid-overwrite', data.x_oss_forbid_overwrite);
+  form.append('success_action_status', '200');
+  form.append('x-oss-content-type', file.type || 'application/octet-stream');
+  form.append('file', file, safeName(file.name));
+  const response = await fetch(data.upload_host, { method: 'POST', body: form });
+  if (!response.ok) throw await errorOf(response);
+  return `oss://${key}`;
+}
+
+/** A pasted image has no name; other names keep their letters, digits, dots and dashes. */
+function safeName(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(-120);
+  return cleaned === '' || cleaned === '_' ? `image-${Date.now()}.png` : cleaned;
+}
+
+/** The pixel size of an image file, read by the browser. */
+export async function imageSize(url: string): Promise<{ width: number; height: number }> {
+  const image = new Image();
+  image.src = url;
+  await image.decode();
+  return { width: image.naturalWidth, height: image.naturalHeight };
+}
