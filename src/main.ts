@@ -46,7 +46,9 @@ async function main(): Promise<void> {
       `imagegate ${VERSION} listening on ${address}`,
       `  endpoint:  POST ${address}${path}`,
       `  database:  ${config.database.kind === 'sqlite' ? config.database.file : 'PostgreSQL'}`,
-      `  get a token:  npx imagegate token create --name my-first-token`,
+      ...(config.console === 'on' ? [`  console:   ${address}/console/`] : []),
+      `  get a token:  npx imagegate token create --name my-first-token --admin`,
+      '    (run it in this directory; paste the token it prints into the console to sign in)',
       '',
     ].join('\n') + '\n',
   );

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.js';
 import { readinessOf } from '../health/readiness.js';
-import { buildApp } from '../http/app.js';
+import { type AppDependencies, buildApp } from '../http/app.js';
+import { BUILT_CONSOLE_DIRECTORY, readConsoleFiles } from '../http/console/console-files.js';
 import type { PublicOrigins } from '../http/public-origins.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { ResultStorage } from '../storage/create-result-storage.js';
@@ -69,6 +70,15 @@ export function buildGatewayApp(parts: GatewayParts): FastifyInstance {
     }),
     tasks: parts.tasks.service,
     metrics: { gateway: parts.metrics, access: config.metrics },
+    console: config.console === 'on' ? consoleOf(config) : undefined,
     now,
   });
+}
+
+/** The built console, and the public base URL's origin when it is set (it may be another host). */
+function consoleOf(config: Config): NonNullable<AppDependencies['console']> {
+  return {
+    files: readConsoleFiles(BUILT_CONSOLE_DIRECTORY),
+    extraOrigins: config.publicBaseUrlSet ? [new URL(config.publicBaseUrl).origin] : [],
+  };
 }

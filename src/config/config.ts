@@ -50,6 +50,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Who may read GET /metrics: an admin token, anyone, or nobody (the route does not exist). */
   metrics: 'admin' | 'public' | 'off';
+  /** The web console at /console and the API reference at /docs: served, or not at all. */
+  console: 'on' | 'off';
   publicBaseUrl: string;
   /** IMAGEGATE_PUBLIC_BASE_URL was given; otherwise publicBaseUrl is made of host and port. */
   publicBaseUrlSet: boolean;

@@ -46,6 +46,7 @@ export function loadConfig(env: Environment = process.env): Config {
     tokenCacheMs: read(SETTINGS.tokenCacheMs),
     logLevel: read(SETTINGS.logLevel),
     metrics: read(SETTINGS.metrics),
+    console: read(SETTINGS.console),
     ...readPublicOrigins(read, host, port),
     storage: readStorage(read, dataDir, problems),
     sweepIntervalMs: read(SETTINGS.sweepIntervalMs),

@@ -282,6 +282,14 @@ export const SETTINGS = {
     description:
       'Who may read GET /metrics (Prometheus text format): admin (an admin token), public (anyone who reaches the port) or off.',
   }),
+  console: setting({
+    env: 'IMAGEGATE_CONSOLE',
+    file: 'console',
+    parse: enumSetting(['on', 'off'] as const),
+    default: 'on',
+    description:
+      'The web console at /console, its validation endpoint POST /console/api/validate and the API reference at /docs: on, or off (those paths answer 404).',
+  }),
   publicBaseUrl: setting({
     env: 'IMAGEGATE_PUBLIC_BASE_URL',
     file: 'public_base_url',

@@ -64,6 +64,7 @@ import {
 import { type StoredImages, storedImages } from '../storage/stored-images.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { addServerTimingHooks } from './hooks/server-timing.js';
+import { type ConsoleRouteOptions, registerConsoleRoutes } from './console/console-routes.js';
 
 /** Settings whose defaults suit tests of the bare HTTP layer, which leave them out. */
 type LoadSettings = Pick<
@@ -114,6 +115,8 @@ export interface AppDependencies {
   tasks?: TaskService;
   /** Silence before a started event stream's keep-alive comment; 15 s when absent (tests shorten it). */
   eventStreamKeepAliveMs?: number;
+  /** The web console at /console (IMAGEGATE_CONSOLE); absent: no such routes. */
+  console?: Pick<ConsoleRouteOptions, 'files' | 'extraOrigins'>;
   /** Where the JSON log lines go; standard output when absent. */
   logStream?: { write(line: string): void };
 }
@@ -279,6 +282,13 @@ function registerRoutes(app: FastifyInstance, deps: AppDependencies): void {
       authenticator: deps.authenticator,
       tasks: deps.tasks,
       origins,
+    });
+  if (deps.console !== undefined)
+    registerConsoleRoutes(app, {
+      files: deps.console.files,
+      extraOrigins: deps.console.extraOrigins,
+      authenticator: deps.authenticator,
+      modelAliases,
     });
   registerGenerationMethodGuard(app, deps.config.routePrefix);
 }

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { aliasesOf, type ModelAliases } from '../../domain/model-aliases.js';
+import { MODEL_IDS } from '../../domain/models.js';
+import { validateRequest } from '../../validate/validate-request.js';
+import type { ConsoleFile } from './console-files.js';
+import { consoleContentSecurityPolicy } from './content-security-policy.js';
+
+export interface ConsoleRouteOptions {
+  /** The built console, path under /console/ -> file; empty when it was not built. */
+  files: ReadonlyMap<string, ConsoleFile>;
+  authenticator: Authenticator;
+  modelAliases: ModelAliases;
+  /** Origins other than the page's that image URLs and upload hosts may name. */
+  extraOrigins: readonly string[];
+}
+
+/** A playground body names its images by URL or oss:// key, never inlines them. */
+const VALIDATE_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The web console: its pages and assets under /console/, and the two small endpoints it needs
+ * beside the public API. POST /console/api/validate runs the gateway's one validator on a
+ * generation body without admitting, routing or billing it (docs/decisions/0013-console-ui-library.md
+ * says why it is not compiled into the page); GET /console/api/models names the models and aliases.
+ */
+export function registerConsoleRoutes(app: FastifyInstance, options: ConsoleRouteOptions): void {
+  const policy = consoleContentSecurityPolicy(options.extraOrigins);
+  const index = options.files.get('index.html');
+  const sendFile = (reply: FastifyReply, file: ConsoleFile) =>
+    reply
+      .header('content-security-policy', policy)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', file.cacheControl)
+      .type(file.contentType)
+      .send(file.body);
+
+  app.get('/console', async (_request, reply) => reply.redirect('/console/', 308));
+  app.get('/console/*', async (request, reply) => {
+    const wanted = (request.params as { '*': string })['*'];
+    const file = wanted === '' ? index : options.files.get(wanted);
+    if (file !== undefined) return sendFile(reply, file);
+    if (index === undefined)
+      return reply
+        .code(404)
+        .type('text/plain; charset=utf-8')
+        .send('The console is not built: run npm run build.\n');
+    return reply.code(404).type('text/plain; charset=utf-8').send('Not found.\n');
+  });
+
+  app.post(
+    '/console/api/validate',
+    {
+      bodyLimit: VALIDATE_BODY_LIMIT,
+      onRequest: async (request) => {
+        request.principal = await options.authenticator.verifyAuthorization(
+          request.headers.authorization,
+        );
+      },
+    },
+    async (request, reply) => {
+      const checked = validateRequest(request.body, options.modelAliases);
+      reply.header('cache-control', 'no-store');
+      return { valid: true, model: checked.model, mode: checked.mode };
+    },
+  );
+  app.get('/console/api/models', async (_request, reply) => {
+    reply.header('cache-control', 'no-cache');
+    return {
+      models: MODEL_IDS.map((id) => ({ id, aliases: aliasesOf(id, options.modelAliases) })),
+    };
+  });
+}
