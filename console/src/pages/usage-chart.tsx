@@ -14,7 +14,14 @@ export function UsageChart(props: {
   const totals = props.days.map(([, byGroup]) =>
     [...byGroup.values()].reduce((sum, value) => sum + value[props.measure], 0),
   );
-  const top = Math.max(...totals, 1e-9);
+  const top = Math.max(...totals, 0);
+  if (top === 0)
+    return (
+      <figure class="chart">
+        <figcaption>{props.title}</figcaption>
+        <p class="hint">Nothing recorded in these rows.</p>
+      </figure>
+    );
   const width = Math.max(props.days.length * (BAR + 12) + 12, 120);
   return (
     <figure class="chart">
