@@ -1,0 +1,56 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { hashText, mixHash } from '../../src/engine/local/seeded-random.js';
+import { MODEL_A } from '../../src/domain/models.js';
+
+/**
+ * Saves a screenshot for the README when IMAGEGATE_SCREENSHOTS=1, so that ordinary runs (CI)
+ * never rewrite the committed pictures.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.IMAGEGATE_SCREENSHOTS !== '1') return;
+  const directory = path.resolve('docs/images');
+  await mkdir(directory, { recursive: true });
+  await page.screenshot({ path: path.join(directory, `console-${name}.png`), fullPage: true });
+}
+
+/** Signs in on the console's first page with `token` and waits for the playground. */
+export async function signIn(page: Page, baseUrl: string, token: string): Promise<void> {
+  await page.goto(`${baseUrl}/console/`);
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Playground' }).waitFor();
+}
+
+/**
+ * The first seed for which the local engine's sequential group of model A (with an input image,
+ * so without thinking mode) has exactly `n` images: the engine decides the count from the prompt
+ * and the seed (src/engine/local/render-plan.ts), as a model would.
+ */
+export function seedForFullGroup(prompt: string, n: number): number {
+  for (let seed = 0; ; seed++) {
+    const family = hashText(JSON.stringify([MODEL_A, prompt, seed, false]));
+    if (1 + (mixHash(family, hashText('image count')) % n) === n) return seed;
+  }
+}
+
+/** How many images the gallery showed, and whether the request was still running then. */
+export interface Arrival {
+  images: number;
+  phase: string | undefined;
+}
+
+/**
+ * Run in the page (as text: the tests are compiled without the DOM's types): records each change
+ * of the gallery's image count into `window.arrivals`, with the request's phase at that moment.
+ */
+export const RECORD_ARRIVALS = `(() => {
+  const seen = [];
+  window.arrivals = seen;
+  new MutationObserver(() => {
+    const images = document.querySelectorAll('[data-testid=gallery] li').length;
+    const phase = document.querySelector('[data-phase]')?.dataset.phase;
+    if (seen.at(-1)?.images !== images) seen.push({ images, phase });
+  }).observe(document.body, { subtree: true, childList: true, attributes: true });
+})()`;

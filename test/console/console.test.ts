@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { parseSamples } from '../metrics/prometheus-text.js';
+import { eventually } from '../helpers/waits.js';
+import {
+  startTokenedGatewayProcess,
+  type TokenedGatewayProcess,
+} from '../helpers/tokened-gateway-process.js';
+import { type ConsoleBrowser, launchConsoleBrowser, PAGE_TIMEOUT_MS } from './browser.js';
+import { buildConsole } from './built-console.js';
+import {
+  type Arrival,
+  RECORD_ARRIVALS,
+  screenshot,
+  seedForFullGroup,
+  signIn,
+} from './console-pages.js';
+
+const PROMPT = 'A paper boat on a pond, in three moments';
+const GROUP = 3;
+
+/** A port nothing listens on: the failing channel's upstream refuses every connection. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Generation requests the gateway has answered, from its /metrics. */
+async function generationsAnswered(gateway: TokenedGatewayProcess): Promise<number> {
+  const response = await fetch(`${gateway.url}/metrics`, {
+    headers: { authorization: gateway.adminAuthorization },
+  });
+  return parseSamples(await response.text())
+    .filter((sample) => sample.name === 'imagegate_requests_total')
+    .filter((sample) => (sample.labels.route ?? '').includes('generation'))
+    .reduce((sum, sample) => sum + sample.value, 0);
+}
+
+describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
+  let home: string;
+  let gateway: TokenedGatewayProcess;
+  let browser: ConsoleBrowser;
+  let inputImage: string;
+  const bearer = (authorization: string) => authorization.replace(/^Bearer /, '');
+
+  before(async () => {
+    home = await mkdtemp(path.join(tmpdir(), 'imagegate-console-'));
+    const configFile = path.join(home, 'gateway.yaml');
+    await writeFile(
+      configFile,
+      [
+        'channels:',
+        '  - name: broken-upstream',
+        '    type: dashscope',
+        `    base_url: http://127.0.0.1:${await closedPort()}`,
+        '    api_key: sk-console-test',
+        '    models:',
+        '      txt-image-2.0-pro: qwen-image-2.0-pro',
+        '    priority: 0',
+        '  - name: local',
+        '    type: local',
+        '    priority: 1',
+      ].join('\n'),
+    );
+    inputImage = path.join(home, 'harbour.png');
+    await sharp({
+      create: { width: 1200, height: 800, channels: 3, background: { r: 40, g: 110, b: 160 } },
+    })
+      .png()
+      .toFile(inputImage);
+    await buildConsole();
+    gateway = await startTokenedGatewayProcess({
+      IMAGEGATE_CONFIG: configFile,
+      IMAGEGATE_LEDGER_FLUSH_MS: '50',
+      // Tasks wait PENDING, so that one can be canceled from the page.
+      IMAGEGATE_TASK_CONCURRENCY: '0',
+    });
+    browser = await launchConsoleBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await gateway?.stop();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('serves its page under a CSP, index revalidated and hashed assets immutable', async () => {
+    const index = await fetch(`${gateway.url}/console/`);
+    assert.equal(index.status, 200);
+    assert.equal(index.headers.get('cache-control'), 'no-cache');
+    assert.match(index.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    const html = await index.text();
+    assert.doesNotMatch(html, /<script>|<style|style=/, 'no inline script or style');
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    assert.ok(script, html);
+    const asset = await fetch(`${gateway.url}${script}`);
+    assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  });
+
+  it('signs in, generates a sequential group with a box drawn by mouse, images arriving one by one', async () => {
+    const { page, messages } = await browser.newPage();
+    await page.goto(`${gateway.url}/console/`);
+    await screenshot(page, 'sign-in');
+    await signIn(page, gateway.url, bearer(gateway.adminAuthorization));
+    for (const title of ['Playground', 'Tasks', 'Usage', 'Channels', 'Tokens'])
+      await page.getByRole('navigation').getByRole('link', { name: title }).waitFor();
+
+    await page.getByLabel('Prompt').fill(PROMPT);
+    await page.getByTestId('file-input').setInputFiles(inputImage);
+    const canvas = page.getByTestId('box-canvas-0');
+    await canvas.waitFor();
+    const area = await canvas.boundingBox();
+    assert.ok(area);
+    await page.mouse.move(area.x + area.width * 0.25, area.y + area.height * 0.25);
+    await page.mouse.down();
+    await page.mouse.move(area.x + area.width * 0.5, area.y + area.height * 0.5, { steps: 5 });
+    await page.mouse.move(area.x + area.width * 0.75, area.y + area.height * 0.75, { steps: 5 });
+    await page.mouse.up();
+    const corners = await Promise.all(
+      ['x1', 'y1', 'x2', 'y2'].map(async (corner) =>
+        Number(await page.getByLabel(corner, { exact: true }).inputValue()),
+      ),
+    );
+    // The box is in the original image's pixels (1200x800), whatever size it is shown at.
+    for (const [value, expected] of corners.map((value, at) => [value, [300, 200, 900, 600][at]]))
+      assert.ok(Math.abs((value as number) - (expected as number)) <= 4, `${corners.join(',')}`);
+
+    await page.getByLabel('Sequential (a group of images)').check();
+    await page.getByLabel('n (at most, 1-12)').fill(String(GROUP));
+    await page.getByLabel('Seed (empty: random)').fill(String(seedForFullGroup(PROMPT, GROUP)));
+    await page.getByText('Ready: sequential').waitFor();
+    // Every change of the gallery, with whether the request was still running then.
+    await page.evaluate(RECORD_ARRIVALS);
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await page.locator('[data-phase=done]').waitFor();
+    const arrivals = (await page.evaluate('window.arrivals')) as Arrival[];
+    const counts = arrivals.map((arrival) => arrival.images).filter((count) => count > 0);
+    assert.equal(counts.at(-1), GROUP, JSON.stringify(arrivals));
+    assert.ok(
+      arrivals.some(
+        (arrival) => arrival.images > 0 && arrival.images < GROUP && arrival.phase === 'running',
+      ),
+      `an image was shown while the group was still arriving: ${JSON.stringify(arrivals)}`,
+    );
+    const arrivedMs = await page
+      .locator('[data-testid=gallery] li')
+      .evaluateAll((items) => items.map((item) => Number(item.getAttribute('data-arrived-ms'))));
+    assert.deepEqual(
+      arrivedMs,
+      [...arrivedMs].sort((a, b) => a - b),
+      'shown in arrival order',
+    );
+    await page.getByTestId('usage').getByText(`image_count ${GROUP}`).waitFor();
+    await screenshot(page, 'playground');
+    assert.deepEqual(
+      messages.filter((message) => /Content Security Policy|Refused to/i.test(message)),
+      [],
+      'no CSP violation',
+    );
+    await page.close();
+  });
+
+  it('explains an invalid palette before sending, and spends no request on it', async () => {
+    const { page } = await browser.newPage();
+    await signIn(page, gateway.url, bearer(gateway.authorization));
+    const before = await generationsAnswered(gateway);
+    await page.getByLabel('Colour palette').check();
+    await page.getByLabel('Colour 3 share').fill('29.00%');
+    await page.getByTestId('palette-sum').getByText('Sum: 99.00% of 100.00%').waitFor();
+    const explained = page.getByTestId('validation');
+    await explained.getByText('parameters.color_palette').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Generate' }).isDisabled(), true);
+    await screenshot(page, 'palette');
+    assert.equal(await generationsAnswered(gateway), before, 'no generation request was sent');
+    await page.getByLabel('Colour 3 share').fill('30.00%');
+    await page.getByText('Ready: text-to-image').waitFor();
+    await page.close();
+  });
+
+  it('submits a task from the playground and cancels it; the Tasks page shows it canceled', async () => {
+    const { page } = await browser.newPage();
+    await signIn(page, gateway.url, bearer(gateway.authorization));
+    await page.getByLabel('Delivery').selectOption('task');
+    await page.getByText('Ready: text-to-image').waitFor();
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await page.getByTestId('task-status').getByText('PENDING').waitFor();
+    await page.getByRole('button', { name: 'Cancel task' }).click();
+    await page.locator('[data-phase=canceled]').waitFor();
+    await page.getByRole('link', { name: 'Tasks' }).click();
+    await page.getByTestId('tasks').getByText('CANCELED').first().waitFor();
+    await screenshot(page, 'tasks');
+    await page.close();
+  });
+
+  it('shows a failing channel on the Channels page, and the request on the Usage page', async () => {
+    const answer = await fetch(
+      `${gateway.url}/api/v1/services/aigc/multimodal-generation/generation`,
+      {
+        method: 'POST',
+        headers: { authorization: gateway.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'txt-image-2.0-pro',
+          input: { messages: [{ role: 'user', content: [{ text: 'a quiet street' }] }] },
+          parameters: { size: '768*768' },
+        }),
+      },
+    );
+    assert.equal(answer.status, 200, await answer.clone().text());
+    const { request_id: requestId } = (await answer.json()) as { request_id: string };
+
+    const { page } = await browser.newPage();
+    await signIn(page, gateway.url, bearer(gateway.adminAuthorization));
+    await page.getByRole('link', { name: 'Channels' }).click();
+    const broken = page.locator('[data-channel=broken-upstream]');
+    await broken
+      .getByTestId('last-error')
+      .getByText(/ECONNREFUSED|refused|connect/i)
+      .waitFor();
+    await screenshot(page, 'channels');
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const row = page.locator(`[data-request-id="${requestId}"]`);
+    await eventually(
+      async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        return (await row.count()) > 0;
+      },
+      PAGE_TIMEOUT_MS,
+      'the usage page lists the request',
+      500,
+    );
+    await screenshot(page, 'usage');
+    await page.close();
+  });
+
+  it('shows a non-admin token only its own pages', async () => {
+    const { page } = await browser.newPage();
+    await signIn(page, gateway.url, bearer(gateway.authorization));
+    const links = await page.getByRole('navigation').getByRole('link').allTextContents();
+    assert.deepEqual(links, ['Playground', 'Tasks', 'Usage', 'API reference']);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    assert.equal(await page.evaluate('sessionStorage.length'), 0);
+    await page.close();
+  });
+});
