@@ -15,5 +15,13 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
     sourcemap: false,
+    // The API reference (/docs) is a page of its own, so the console never loads its renderer.
+    rollupOptions: {
+      input: {
+        console: fileURLToPath(new URL('index.html', import.meta.url)),
+        docs: fileURLToPath(new URL('docs.html', import.meta.url)),
+      },
+    },
+    chunkSizeWarningLimit: 2048,
   },
 });

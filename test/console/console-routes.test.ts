@@ -142,6 +142,7 @@ describe('the IMAGEGATE_CONSOLE setting', () => {
       ['GET', '/console/'],
       ['GET', '/console'],
       ['GET', '/console/api/models'],
+      ['GET', '/docs'],
       ['POST', '/console/api/validate'],
     ] as const) {
       const answer = await off.app.inject({

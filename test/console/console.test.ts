@@ -240,6 +240,33 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     await page.close();
   });
 
+  it('renders the API reference at /docs from /openapi.json under the same CSP', async () => {
+    const { page, messages } = await browser.newPage();
+    const answer = await page.goto(`${gateway.url}/docs`);
+    assert.match(
+      (await answer?.allHeaders())?.['content-security-policy'] ?? '',
+      /style-src 'self'/,
+    );
+    await page.getByRole('button', { name: /Authorize/ }).waitFor();
+    await page.locator('.opblock-summary-path').first().waitFor();
+    const paths = await page.locator('.opblock-summary-path').allTextContents();
+    assert.ok(
+      paths.some((shown) => shown.includes('multimodal-generation/generation')),
+      `${paths}`,
+    );
+    assert.ok(
+      paths.some((shown) => shown.includes('/v1/images/generations')),
+      `${paths}`,
+    );
+    await screenshot(page, 'docs');
+    assert.deepEqual(
+      messages.filter((message) => /Content Security Policy|Refused to/i.test(message)),
+      [],
+      'no CSP violation',
+    );
+    await page.close();
+  });
+
   it('shows a non-admin token only its own pages', async () => {
     const { page } = await browser.newPage();
     await signIn(page, gateway.url, bearer(gateway.authorization));

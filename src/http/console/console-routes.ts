@@ -15,11 +15,14 @@ export interface ConsoleRouteOptions {
   extraOrigins: readonly string[];
 }
 
+const NOT_BUILT = 'The console is not built: run npm run build.\n';
+
 /** A playground body names its images by URL or oss:// key, never inlines them. */
 const VALIDATE_BODY_LIMIT = 1024 * 1024;
 
 /**
- * The web console: its pages and assets under /console/, and the two small endpoints it needs
+ * The web console: its pages and assets under /console/, the API reference at /docs (rendered
+ * in the page from /openapi.json by a bundled Swagger UI), and the two small endpoints it needs
  * beside the public API. POST /console/api/validate runs the gateway's one validator on a
  * generation body without admitting, routing or billing it (docs/decisions/0013-console-ui-library.md
  * says why it is not compiled into the page); GET /console/api/models names the models and aliases.
@@ -37,15 +40,17 @@ export function registerConsoleRoutes(app: FastifyInstance, options: ConsoleRout
       .send(file.body);
 
   app.get('/console', async (_request, reply) => reply.redirect('/console/', 308));
+  app.get('/docs', async (_request, reply) => {
+    const docs = options.files.get('docs.html');
+    if (docs !== undefined) return sendFile(reply, docs);
+    return reply.code(404).type('text/plain; charset=utf-8').send(NOT_BUILT);
+  });
   app.get('/console/*', async (request, reply) => {
     const wanted = (request.params as { '*': string })['*'];
     const file = wanted === '' ? index : options.files.get(wanted);
     if (file !== undefined) return sendFile(reply, file);
     if (index === undefined)
-      return reply
-        .code(404)
-        .type('text/plain; charset=utf-8')
-        .send('The console is not built: run npm run build.\n');
+      return reply.code(404).type('text/plain; charset=utf-8').send(NOT_BUILT);
     return reply.code(404).type('text/plain; charset=utf-8').send('Not found.\n');
   });
 
