@@ -97,9 +97,28 @@ export function BoxEditor({ image, index, onBoxes }: BoxEditorProps) {
           />
         ))}
         {image.boxes.length === 0 && <span class="hint"> Drag over the image to mark a box.</span>}
+        {!full && (
+          <button
+            type="button"
+            class="link"
+            onClick={() => onBoxes([...image.boxes, centredBox(width, height)])}
+          >
+            Add a box without the mouse
+          </button>
+        )}
       </figcaption>
     </figure>
   );
+}
+
+/** The middle half of the image each way, a box to adjust in the fields below. */
+function centredBox(width: number, height: number): Box {
+  return [
+    Math.round(width / 4),
+    Math.round(height / 4),
+    Math.round((width * 3) / 4),
+    Math.round((height * 3) / 4),
+  ];
 }
 
 const CORNERS = ['x1', 'y1', 'x2', 'y2'] as const;
