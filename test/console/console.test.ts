@@ -240,6 +240,30 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     await page.close();
   });
 
+  it('creates a token on the Tokens page, shows it once, and revokes it', async (t) => {
+    const probe = await fetch(`${gateway.url}/admin/tokens`, {
+      headers: { authorization: gateway.adminAuthorization },
+    });
+    if (probe.status === 404) {
+      t.skip('the admin API (/admin/tokens, docs/api.md) is not in this build yet');
+      return;
+    }
+    const { page } = await browser.newPage();
+    await signIn(page, gateway.url, bearer(gateway.adminAuthorization));
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await page.getByLabel('Name').fill('console-made');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const shown = (await page.getByTestId('new-token').textContent()) ?? '';
+    const check = await fetch(`${gateway.url}/v1/models`, {
+      headers: { authorization: `Bearer ${shown.trim()}` },
+    });
+    assert.equal(check.status, 200, 'the token shown works');
+    await screenshot(page, 'tokens');
+    await page.getByRole('button', { name: 'Revoke console-made' }).click();
+    await page.locator('tr.revoked').getByText('console-made').waitFor();
+    await page.close();
+  });
+
   it('renders the API reference at /docs from /openapi.json under the same CSP', async () => {
     const { page, messages } = await browser.newPage();
     const answer = await page.goto(`${gateway.url}/docs`);
