@@ -26,6 +26,7 @@ export function snippetsFor(body: Record<string, unknown>, origin: string): Snip
         `curl -sS ${origin}/api/v1/services/aigc/multimodal-generation/generation \\`,
         `  -H "Authorization: Bearer ${TOKEN}" \\`,
         `  -H 'Content-Type: application/json' \\`,
+        ...(json.includes('"oss://') ? ["  -H 'X-DashScope-OssResourceResolve: enable' \\"] : []),
         `  -d '${json.replace(/'/g, "'\\''")}'`,
       ].join('\n'),
     },
