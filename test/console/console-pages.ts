@@ -54,3 +54,29 @@ export const RECORD_ARRIVALS = `(() => {
     if (seen.at(-1)?.images !== images) seen.push({ images, phase });
   }).observe(document.body, { subtree: true, childList: true, attributes: true });
 })()`;
+
+/**
+ * Run in the page: a 640x480 JPEG (a canvas's PNG has an alpha channel, which the gateway
+ * refuses) drawn on a canvas, handed to the drop zone as a drop and to the
+ * document as a paste, as a file manager and the clipboard hand files over.
+ */
+export const DROP_AND_PASTE_AN_IMAGE = `(async () => {
+  const canvas = document.createElement('canvas');
+  canvas.width = 640;
+  canvas.height = 480;
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#c0392b';
+  context.fillRect(0, 0, 640, 480);
+  const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/jpeg'));
+  const handOver = (name) => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([blob], name, { type: 'image/jpeg' }));
+    return transfer;
+  };
+  document.querySelector('.drop').dispatchEvent(
+    new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: handOver('dropped.jpg') }),
+  );
+  document.dispatchEvent(
+    new ClipboardEvent('paste', { bubbles: true, cancelable: true, clipboardData: handOver('') }),
+  );
+})()`;

@@ -15,6 +15,7 @@ import { type ConsoleBrowser, launchConsoleBrowser, PAGE_TIMEOUT_MS } from './br
 import { buildConsole } from './built-console.js';
 import {
   type Arrival,
+  DROP_AND_PASTE_AN_IMAGE,
   RECORD_ARRIVALS,
   screenshot,
   seedForFullGroup,
@@ -164,6 +165,31 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
       [],
       'no CSP violation',
     );
+    await page.close();
+  });
+
+  it('takes input images by drop, by paste and by URL, dropped and pasted ones uploaded', async () => {
+    const { page } = await browser.newPage();
+    await signIn(page, gateway.url, bearer(gateway.authorization));
+    await page.evaluate(DROP_AND_PASTE_AN_IMAGE);
+    await page.getByTestId('box-canvas-1').waitFor();
+    for (const index of [0, 1])
+      await page
+        .getByText(/640×480 px/)
+        .nth(index)
+        .waitFor();
+    await page.getByLabel('Image URL').fill('https://images.example.com/harbour.png');
+    await page.getByRole('button', { name: 'Add URL' }).click();
+    await page.getByText('3. https://images.example.com/harbour.png').waitFor();
+    // Two uploads and a URL make a valid image-to-image request: the validator says so.
+    await page.getByText('Ready: image-to-image').waitFor();
+    // curl names the uploads by their keys; the SDK uploads a local file itself.
+    await page.getByText('The same request as code').click();
+    const code = page.locator('.snippets pre');
+    await code.getByText('X-DashScope-OssResourceResolve: enable').waitFor();
+    assert.equal((await code.textContent())?.match(/oss:\/\/uploads\//g)?.length, 2);
+    await page.getByRole('tab', { name: 'Python (dashscope)' }).click();
+    await code.getByText('file:///path/to/image.png').first().waitFor();
     await page.close();
   });
 
