@@ -266,7 +266,7 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     await page.close();
   });
 
-  it('creates a token on the Tokens page, shows it once, and revokes it', async (t) => {
+  it('creates a token on the Tokens page, shows it once, sets its rate limit and revokes it', async (t) => {
     const probe = await fetch(`${gateway.url}/admin/tokens`, {
       headers: { authorization: gateway.adminAuthorization },
     });
@@ -285,6 +285,11 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     });
     assert.equal(check.status, 200, 'the token shown works');
     await screenshot(page, 'tokens');
+    const row = page.locator('tr', { has: page.getByRole('rowheader', { name: 'console-made' }) });
+    await row.getByText('defaults').click();
+    await row.getByLabel('rpm').fill('30');
+    await row.getByRole('button', { name: 'Save limits' }).click();
+    await row.getByText('rpm 30').waitFor();
     await page.getByRole('button', { name: 'Revoke console-made' }).click();
     await page.locator('tr.revoked').getByText('console-made').waitFor();
     await page.close();
