@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from '../api';
 import { BoxEditor } from './box-editor';
 import type { Box, InputImage } from './form-state';
-import { imageSize, uploadFile } from './upload';
+import { imageSize, uploadWithoutTransparency } from './upload';
 
 interface ImageInputsProps {
   model: string;
@@ -26,7 +26,10 @@ export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInpu
       setBusy((count) => count + 1);
       const preview = URL.createObjectURL(file);
       try {
-        const [reference, size] = await Promise.all([uploadFile(file, model), imageSize(preview)]);
+        const [reference, size] = await Promise.all([
+          uploadWithoutTransparency(file, model, preview),
+          imageSize(preview),
+        ]);
         const image: InputImage = {
           id: `image-${nextId++}`,
           name: file.name || 'pasted image',

@@ -1,4 +1,4 @@
-import { api, errorOf } from '../api';
+import { ApiError, api, errorOf } from '../api';
 
 interface Certificate {
   policy: string;
@@ -46,4 +46,47 @@ export async function imageSize(url: string): Promise<{ width: number; height: n
   image.src = url;
   await image.decode();
   return { width: image.naturalWidth, height: image.naturalHeight };
+}
+
+/**
+ * Uploads `file`; if the gateway refuses it for its alpha channel (a pasted screenshot is a PNG
+ * with one), uploads it again as a JPEG drawn on white, which has none. The gateway decides what
+ * it accepts: this only answers that one refusal.
+ */
+export async function uploadWithoutTransparency(
+  file: File,
+  model: string,
+  preview: string,
+): Promise<string> {
+  try {
+    return await uploadFile(file, model);
+  } catch (error) {
+    if (
+      !(error instanceof ApiError) ||
+      error.code !== 'InvalidImage' ||
+      !/alpha/i.test(error.message)
+    )
+      throw error;
+    return uploadFile(await opaqueJpeg(preview, file.name), model);
+  }
+}
+
+async function opaqueJpeg(url: string, name: string): Promise<File> {
+  const image = new Image();
+  image.src = url;
+  await image.decode();
+  const canvas = document.createElement('canvas');
+  canvas.width = image.naturalWidth;
+  canvas.height = image.naturalHeight;
+  const context = canvas.getContext('2d') as CanvasRenderingContext2D;
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  context.drawImage(image, 0, 0);
+  const blob = await new Promise<Blob | null>((resolve) =>
+    canvas.toBlob(resolve, 'image/jpeg', 0.95),
+  );
+  if (blob === null) throw new Error('the image could not be re-encoded without transparency');
+  return new File([blob], `${name.replace(/\.[^.]*$/, '') || 'pasted'}.jpg`, {
+    type: 'image/jpeg',
+  });
 }
