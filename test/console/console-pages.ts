@@ -56,9 +56,9 @@ export const RECORD_ARRIVALS = `(() => {
 })()`;
 
 /**
- * Run in the page: a 640x480 JPEG (a canvas's PNG has an alpha channel, which the gateway
- * refuses) drawn on a canvas, handed to the drop zone as a drop and to the
- * document as a paste, as a file manager and the clipboard hand files over.
+ * Run in the page: a 640x480 picture drawn on a canvas, handed to the drop zone as a JPEG drop and
+ * to the document as a PNG paste (a canvas's PNG has an alpha channel, as a pasted screenshot
+ * has), as a file manager and the clipboard hand files over.
  */
 export const DROP_AND_PASTE_AN_IMAGE = `(async () => {
   const canvas = document.createElement('canvas');
@@ -67,16 +67,18 @@ export const DROP_AND_PASTE_AN_IMAGE = `(async () => {
   const context = canvas.getContext('2d');
   context.fillStyle = '#c0392b';
   context.fillRect(0, 0, 640, 480);
-  const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/jpeg'));
-  const handOver = (name) => {
+  const handOver = async (name, type) => {
+    const blob = await new Promise((resolve) => canvas.toBlob(resolve, type));
     const transfer = new DataTransfer();
-    transfer.items.add(new File([blob], name, { type: 'image/jpeg' }));
+    transfer.items.add(new File([blob], name, { type }));
     return transfer;
   };
+  const dropped = await handOver('dropped.jpg', 'image/jpeg');
   document.querySelector('.drop').dispatchEvent(
-    new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: handOver('dropped.jpg') }),
+    new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dropped }),
   );
+  const pasted = await handOver('', 'image/png');
   document.dispatchEvent(
-    new ClipboardEvent('paste', { bubbles: true, cancelable: true, clipboardData: handOver('') }),
+    new ClipboardEvent('paste', { bubbles: true, cancelable: true, clipboardData: pasted }),
   );
 })()`;

@@ -168,7 +168,7 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     await page.close();
   });
 
-  it('takes input images by drop, by paste and by URL, dropped and pasted ones uploaded', async () => {
+  it('takes input images by drop, by paste (a PNG with alpha, sent again as JPEG) and by URL', async () => {
     const { page } = await browser.newPage();
     await signIn(page, gateway.url, bearer(gateway.authorization));
     await page.evaluate(DROP_AND_PASTE_AN_IMAGE);
