@@ -57,4 +57,9 @@ export async function launchConsoleBrowser(): Promise<ConsoleBrowser> {
   };
 }
 
+/** What a page's console said about the Content-Security-Policy refusing something. */
+export function cspViolations(messages: readonly string[]): string[] {
+  return messages.filter((message) => /Content Security Policy|Refused to/i.test(message));
+}
+
 export type { Browser, Page };

@@ -11,7 +11,12 @@ import {
   startTokenedGatewayProcess,
   type TokenedGatewayProcess,
 } from '../helpers/tokened-gateway-process.js';
-import { type ConsoleBrowser, launchConsoleBrowser, PAGE_TIMEOUT_MS } from './browser.js';
+import {
+  type ConsoleBrowser,
+  cspViolations,
+  launchConsoleBrowser,
+  PAGE_TIMEOUT_MS,
+} from './browser.js';
 import { buildConsole } from './built-console.js';
 import {
   type Arrival,
@@ -160,11 +165,7 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     );
     await page.getByTestId('usage').getByText(`image_count ${GROUP}`).waitFor();
     await screenshot(page, 'playground');
-    assert.deepEqual(
-      messages.filter((message) => /Content Security Policy|Refused to/i.test(message)),
-      [],
-      'no CSP violation',
-    );
+    assert.deepEqual(cspViolations(messages), [], 'no CSP violation');
     await page.close();
   });
 
@@ -314,11 +315,7 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
       `${paths}`,
     );
     await screenshot(page, 'docs');
-    assert.deepEqual(
-      messages.filter((message) => /Content Security Policy|Refused to/i.test(message)),
-      [],
-      'no CSP violation',
-    );
+    assert.deepEqual(cspViolations(messages), [], 'no CSP violation');
     await page.close();
   });
 
