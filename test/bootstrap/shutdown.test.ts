@@ -328,8 +328,10 @@ describe('shutting down on a signal', () => {
     assert.equal(await gateway.exited, 0, gateway.stderr());
     const exitMs = Date.now() - signalled;
     t.diagnostic(`exited ${exitMs} ms after SIGTERM`);
+    // Nearer the work's end than the drain's deadline: a process that waited for the deadline
+    // fails this however busy the machine, and one that left with the work passes however busy.
     assert.ok(
-      exitMs < UPSTREAM_DELAY_MS + 1500,
+      exitMs < (UPSTREAM_DELAY_MS + DEFAULT_DRAIN_MS) / 2,
       `exited ${exitMs} ms after SIGTERM, drain deadline ${DEFAULT_DRAIN_MS} ms`,
     );
     assert.equal(fetchResponse.headers.get('connection'), 'close');
