@@ -89,21 +89,28 @@ export async function lockTaskQueue(client: pg.Client): Promise<void> {
 export async function someoneWaitsOn(client: pg.Client, what: string, count = 1): Promise<void> {
   const holder = Number((await client.query('select pg_backend_pid() as pid')).rows[0].pid);
   await eventually(
-    async () =>
-      Number(
-        (
-          await client.query(
-            `with recursive waiting(pid) as (
+    async () => {
+      // `client` is inside the transaction that holds the lock, where PostgreSQL reads the activity
+      // view once and keeps it: a pool connection the gateway opened after the first look would
+      // stay unseen, however long its statement waited.
+      await client.query('select pg_stat_clear_snapshot()');
+      return (
+        Number(
+          (
+            await client.query(
+              `with recursive waiting(pid) as (
                select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))
                union
                select activity.pid from pg_stat_activity activity
                  join waiting on waiting.pid = any(pg_blocking_pids(activity.pid))
              )
              select count(*) as blocked from waiting`,
-            [holder],
-          )
-        ).rows[0].blocked,
-      ) >= count,
+              [holder],
+            )
+          ).rows[0].blocked,
+        ) >= count
+      );
+    },
     20_000,
     what,
   );
