@@ -11,6 +11,6 @@ export const TOKEN_USAGE = `usage:
 ${LIMIT_USAGE}`;
 
 export const USAGE_USAGE = `  imagegate usage [--since TIME] [--until TIME] [--token ID] [--account A]
-                  [--group-by day|model|token] [--limit N] [--csv | --json]
+                  [--request-id ID] [--group-by day|model|token] [--limit N] [--csv | --json]
     TIME: 2025-01-31, an ISO 8601 time, or a duration back from now such as 24h or 7d.
     Without --group-by, lists requests (oldest first, at most --limit, default 1000) and totals.`;

@@ -17,6 +17,7 @@ const OPTION_NAMES: Record<keyof UsageQueryText, string> = {
   until: '--until',
   token: '--token',
   account: '--account',
+  requestId: '--request-id',
   groupBy: '--group-by',
   limit: '--limit',
 };
@@ -38,6 +39,7 @@ export async function runUsageCommand(
         until: { type: 'string' },
         token: { type: 'string' },
         account: { type: 'string' },
+        'request-id': { type: 'string' },
         'group-by': { type: 'string' },
         limit: { type: 'string' },
         csv: { type: 'boolean', default: false },
@@ -57,6 +59,7 @@ export async function runUsageCommand(
         until: values.until,
         token: values.token,
         account: values.account,
+        requestId: values['request-id'],
         groupBy: values['group-by'],
         limit: values.limit,
       },

@@ -5,6 +5,8 @@ export interface UsageFilter {
   until?: number;
   tokenId?: string;
   account?: string;
+  /** The rows of one request (a stand-in row and the request's own, before it replaces it). */
+  requestId?: string;
 }
 
 export type UsageGrouping = 'day' | 'model' | 'token';

@@ -22,6 +22,7 @@ export interface UsageQueryText {
   until?: string | undefined;
   token?: string | undefined;
   account?: string | undefined;
+  requestId?: string | undefined;
   groupBy?: string | undefined;
   limit?: string | undefined;
 }
@@ -98,13 +99,14 @@ export function readUsageQuery(
   const until = bound(text.until, 'until');
   if (since !== undefined) filter.since = since;
   if (until !== undefined) filter.until = until;
-  for (const field of ['token', 'account'] as const) {
-    // No token id or account holds one, and PostgreSQL refuses U+0000 in a filter.
+  for (const field of ['token', 'account', 'requestId'] as const) {
+    // No token id, account or request id holds one, and PostgreSQL refuses U+0000 in a filter.
     if (holdsControlCharacter(text[field] ?? ''))
       throw new UsageQueryError(names[field], 'must not hold a control character');
   }
   if (text.token !== undefined) filter.tokenId = text.token;
   if (text.account !== undefined) filter.account = text.account;
+  if (text.requestId !== undefined) filter.requestId = text.requestId;
   return { filter, grouping: grouping as UsageGrouping | undefined, limit };
 }
 

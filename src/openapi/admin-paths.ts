@@ -1,5 +1,4 @@
 import { MODEL_IDS } from '../domain/models.js';
-import { USAGE_GROUPINGS } from '../domain/usage-filter.js';
 import type { ErrorResponses } from './upload-paths.js';
 
 const text = { type: 'string' } as const;
@@ -90,7 +89,8 @@ const AdminChange = {
 export const ADMIN_SCHEMAS = { TokenLimits, TokenView, TokenCreate, TokenUpdate, AdminChange };
 
 const idParameter = { name: 'id', in: 'path', required: true, schema: text };
-const query = (parameter: string, schema: object, description?: string) => ({
+/** An optional query parameter. */
+export const query = (parameter: string, schema: object, description?: string) => ({
   name: parameter,
   in: 'query',
   required: false,
@@ -195,29 +195,6 @@ export function adminPaths(errors: ErrorResponses): object {
         operationId: 'getOwnToken',
         summary: "The caller's own token, for any valid token",
         responses: { '200': view('The caller.'), ...errors(['InvalidApiKey']) },
-      },
-    },
-    '/me/usage': {
-      get: {
-        operationId: 'getOwnUsage',
-        summary: "The caller's own usage, as GET /admin/usage answers for one token",
-        parameters: [
-          query('since', text, 'a date, an ISO 8601 time or a duration back (24h, 7d)'),
-          query('until', text),
-          query('group_by', { enum: [...USAGE_GROUPINGS] }),
-          query('limit', { type: 'integer', minimum: 1, maximum: 100_000, default: 1000 }),
-          query('format', { enum: ['json', 'csv'], default: 'json' }),
-        ],
-        responses: {
-          '200': {
-            description: 'Rows (or groups) and totals; CSV when format=csv.',
-            content: {
-              ...json({ type: 'object' }),
-              'text/csv': { schema: text },
-            },
-          },
-          ...read,
-        },
       },
     },
   };

@@ -7,6 +7,7 @@ import { openAiPaths } from './openai-paths.js';
 import { ASYNC_HEADER_PARAMETER, TASK_SCHEMAS, taskPaths } from './task-paths.js';
 import { uploadPaths } from './upload-paths.js';
 import { ADMIN_SCHEMAS, adminPaths } from './admin-paths.js';
+import { usagePaths } from './usage-paths.js';
 import { ModelARequestSchema, ModelBRequestSchema } from '../validate/request-schemas.js';
 
 const ErrorBody = {
@@ -188,6 +189,7 @@ export function buildOpenApiDocument(
       ...openAiPaths(routePrefix, aliases),
       ...uploadPaths(routePrefix, errorResponses, aliases),
       ...adminPaths(errorResponses),
+      ...usagePaths(errorResponses),
     },
   };
 }

@@ -109,6 +109,7 @@ export class SqlUsageStore {
     if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
     if (filter.tokenId !== undefined) query = query.where('token_id', '=', filter.tokenId);
     if (filter.account !== undefined) query = query.where('account', '=', filter.account);
+    if (filter.requestId !== undefined) query = query.where('request_id', '=', filter.requestId);
     return query;
   }
 }

@@ -98,6 +98,53 @@ describe('GET /admin/usage', () => {
     }
   });
 
+  it('answers the rows of one request by `request_id`, on /admin/usage and on /me/usage', async (t) => {
+    const gateway = await startBillingGateway();
+    t.after(() => gateway.close());
+    const admin = await gateway.token({ admin: true, account: 'ops' });
+    const caller = await gateway.token({ account: 'acme' });
+    const other = await gateway.token({ account: 'beta' });
+    const generate = async (authorization: string) => {
+      const answer = await gateway.app.inject({
+        method: 'POST',
+        url: GENERATION_URL,
+        headers: { authorization },
+        payload: modelABody({ n: 2 }),
+      });
+      return answer.json().request_id as string;
+    };
+    const wanted = await generate(caller.authorization);
+    await generate(caller.authorization);
+    const others = await generate(other.authorization);
+    await gateway.admission.ledger.flush();
+    const get = async (path: string, authorization: string) => {
+      const answer = await gateway.app.inject({ url: path, headers: { authorization } });
+      assert.equal(answer.statusCode, 200, answer.body);
+      return answer.json().rows as { request_id: string; images_billed: number }[];
+    };
+
+    for (const path of ['/admin/usage', '/me/usage']) {
+      const authorization = path === '/me/usage' ? caller.authorization : admin.authorization;
+      const rows = await get(`${path}?request_id=${encodeURIComponent(wanted)}`, authorization);
+      assert.deepEqual(
+        rows.map((row) => [row.request_id, row.images_billed]),
+        [[wanted, 2]],
+        path,
+      );
+    }
+    assert.deepEqual(
+      await get(`/me/usage?request_id=${encodeURIComponent(others)}`, caller.authorization),
+      [],
+      "another token's request is not the caller's",
+    );
+    const refused = await gateway.app.inject({
+      url: '/admin/usage?request_id=a%1Bb',
+      headers: { authorization: admin.authorization },
+    });
+    assert.equal(refused.statusCode, 400);
+    assert.match(refused.json().message, /^request_id: must not hold a control character/);
+  });
+
   it('lets `token update` extend a token past the expiry signed into it', async (t) => {
     let now = Date.now();
     const gateway = await startBillingGateway({ now: () => now });

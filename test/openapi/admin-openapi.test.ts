@@ -16,6 +16,7 @@ const ADMIN_ROUTES: [string, string][] = [
   ['GET', '/admin/changes'],
   ['GET', '/me'],
   ['GET', '/me/usage'],
+  ['GET', '/admin/usage'],
 ];
 
 it('/openapi.json documents every admin and /me route, and TokenView as the routes answer it', async (t) => {

@@ -25,6 +25,7 @@ const QUERY_NAMES: Record<keyof UsageQueryText, string> = {
   until: 'until',
   token: 'token',
   account: 'account',
+  requestId: 'request_id',
   groupBy: 'group_by',
   limit: 'limit',
 };
@@ -36,7 +37,8 @@ const OWN_PARAMETERS = new Set(
 
 /**
  * GET /admin/usage: the usage ledger for admin tokens. Query parameters `since`, `until`, `token`,
- * `account`, `group_by` (day, model, token), `limit` and `format` (json, csv), as the CLI's options.
+ * `account`, `request_id`, `group_by` (day, model, token), `limit` and `format` (json, csv), as the
+ * CLI's options.
  * GET /me/usage: the same for any valid token, restricted to its own rows (no `token`, `account`).
  */
 export function registerUsageRoute(app: FastifyInstance, options: UsageRouteOptions): void {
@@ -83,6 +85,7 @@ async function sendUsage(
         until: parameters.until,
         token: whose.token,
         account: whose.account,
+        requestId: parameters.request_id,
         groupBy: parameters.group_by,
         limit: parameters.limit,
       },
