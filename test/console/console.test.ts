@@ -164,6 +164,11 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
       'shown in arrival order',
     );
     await page.getByTestId('usage').getByText(`image_count ${GROUP}`).waitFor();
+    // The header left before the upstream's share was known; the ledger row tells it after.
+    await page
+      .getByTestId('recorded-timing')
+      .getByText(/^gateway;dur=\d+, upstream;dur=\d+ \(of \d+ ms in all\)$/)
+      .waitFor();
     await screenshot(page, 'playground');
     assert.deepEqual(cspViolations(messages), [], 'no CSP violation');
     await page.close();

@@ -91,6 +91,12 @@ function RunSummary({ run, onCancelTask }: { run: RunState; onCancelTask: () => 
           <dd>{run.serverTiming}</dd>
         </>
       )}
+      {run.recordedTiming !== undefined && (
+        <>
+          <dt>Time split (from the usage ledger)</dt>
+          <dd data-testid="recorded-timing">{run.recordedTiming}</dd>
+        </>
+      )}
     </dl>
   );
 }

@@ -1,5 +1,6 @@
 import { api, authorization, errorOf, messageOf } from '../api';
 import { readEventStream } from './event-stream';
+import { recordedSplit, splitText } from './recorded-split';
 
 const GENERATION_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
 
@@ -16,6 +17,8 @@ export interface RunState {
   usage: Record<string, unknown> | undefined;
   requestId: string | undefined;
   serverTiming: string | undefined;
+  /** A stream's split, read from its ledger row after its last event (recorded-split.ts). */
+  recordedTiming: string | undefined;
   error: string | undefined;
   task: { id: string; status: string } | undefined;
 }
@@ -26,6 +29,7 @@ export const STARTED: RunState = {
   usage: undefined,
   requestId: undefined,
   serverTiming: undefined,
+  recordedTiming: undefined,
   error: undefined,
   task: undefined,
 };
@@ -82,7 +86,7 @@ export async function streamGeneration(
     body: JSON.stringify(sent),
   });
   const serverTiming = response.headers.get('server-timing') ?? undefined;
-  const requestId = response.headers.get('x-request-id') ?? undefined;
+  let requestId = response.headers.get('x-request-id') ?? undefined;
   update((state) => ({ ...state, serverTiming, requestId }));
   if (!response.ok || response.body === null) {
     const error = await errorOf(response);
@@ -98,6 +102,7 @@ export async function streamGeneration(
     }
     const arrivedMs = Math.round(performance.now() - started);
     const urls = imagesOf(answer).map((url) => ({ url, arrivedMs }));
+    requestId = answer.request_id ?? requestId;
     update((state) => ({
       ...state,
       images: [...state.images, ...urls],
@@ -106,6 +111,13 @@ export async function streamGeneration(
     }));
   });
   update((state) => (state.phase === 'running' ? { ...state, phase: 'done' } : state));
+  if (requestId === undefined) return;
+  const split = await recordedSplit(requestId);
+  if (split === undefined) return;
+  // A request started meanwhile keeps its own state.
+  update((state) =>
+    state.requestId === requestId ? { ...state, recordedTiming: splitText(split) } : state,
+  );
 }
 
 const TASK_POLL_MS = 1000;
