@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { hashText, mixHash } from '../../src/engine/local/seeded-random.js';
 import { MODEL_A } from '../../src/domain/models.js';
+import { eventually } from '../helpers/waits.js';
+import { PAGE_TIMEOUT_MS } from './browser.js';
 
 /**
  * Saves a screenshot for the README when IMAGEGATE_SCREENSHOTS=1, so that ordinary runs (CI)
@@ -21,6 +23,22 @@ export async function signIn(page: Page, baseUrl: string, token: string): Promis
   await page.getByLabel('Token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Playground' }).waitFor();
+}
+
+/** Opens the Usage page and refreshes it until it lists `requestId`'s row, which it returns. */
+export async function usageRowOf(page: Page, requestId: string) {
+  await page.getByRole('navigation').getByRole('link', { name: 'Usage' }).click();
+  const row = page.locator(`[data-request-id="${requestId}"]`);
+  await eventually(
+    async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      return (await row.count()) > 0;
+    },
+    PAGE_TIMEOUT_MS,
+    `the usage page lists ${requestId}`,
+    500,
+  );
+  return row;
 }
 
 /**

@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { MODEL_B } from '../../src/domain/models.js';
 import { parseSamples } from '../metrics/prometheus-text.js';
-import { eventually } from '../helpers/waits.js';
 import {
   startTokenedGatewayProcess,
   type TokenedGatewayProcess,
 } from '../helpers/tokened-gateway-process.js';
-import {
-  type ConsoleBrowser,
-  cspViolations,
-  launchConsoleBrowser,
-  PAGE_TIMEOUT_MS,
-} from './browser.js';
+import { type ConsoleBrowser, cspViolations, launchConsoleBrowser } from './browser.js';
 import { buildConsole } from './built-console.js';
 import {
   type Arrival,
@@ -25,6 +20,7 @@ import {
   screenshot,
   seedForFullGroup,
   signIn,
+  usageRowOf,
 } from './console-pages.js';
 
 const PROMPT = 'A paper boat on a pond, in three moments';
@@ -48,6 +44,21 @@ async function generationsAnswered(gateway: TokenedGatewayProcess): Promise<numb
     .filter((sample) => sample.name === 'imagegate_requests_total')
     .filter((sample) => (sample.labels.route ?? '').includes('generation'))
     .reduce((sum, sample) => sum + sample.value, 0);
+}
+
+/** A generation of model B by `authorization`, answered 200; its request id. */
+async function generateOnce(baseUrl: string, authorization: string, prompt: string) {
+  const answer = await fetch(`${baseUrl}/api/v1/services/aigc/multimodal-generation/generation`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL_B,
+      input: { messages: [{ role: 'user', content: [{ text: prompt }] }] },
+      parameters: { size: '768*768' },
+    }),
+  });
+  assert.equal(answer.status, 200, await answer.clone().text());
+  return ((await answer.json()) as { request_id: string }).request_id;
 }
 
 describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
@@ -232,20 +243,7 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
   });
 
   it('shows a failing channel on the Channels page, and the request on the Usage page', async () => {
-    const answer = await fetch(
-      `${gateway.url}/api/v1/services/aigc/multimodal-generation/generation`,
-      {
-        method: 'POST',
-        headers: { authorization: gateway.authorization, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: 'txt-image-2.0-pro',
-          input: { messages: [{ role: 'user', content: [{ text: 'a quiet street' }] }] },
-          parameters: { size: '768*768' },
-        }),
-      },
-    );
-    assert.equal(answer.status, 200, await answer.clone().text());
-    const { request_id: requestId } = (await answer.json()) as { request_id: string };
+    const requestId = await generateOnce(gateway.url, gateway.authorization, 'a quiet street');
 
     const { page } = await browser.newPage();
     await signIn(page, gateway.url, bearer(gateway.adminAuthorization));
@@ -257,18 +255,32 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
       .waitFor();
     await screenshot(page, 'channels');
 
-    await page.getByRole('link', { name: 'Usage' }).click();
-    const row = page.locator(`[data-request-id="${requestId}"]`);
-    await eventually(
-      async () => {
-        await page.getByRole('button', { name: 'Refresh' }).click();
-        return (await row.count()) > 0;
-      },
-      PAGE_TIMEOUT_MS,
-      'the usage page lists the request',
-      500,
-    );
+    await usageRowOf(page, requestId);
     await screenshot(page, 'usage');
+    await page.close();
+  });
+
+  it('exports the Usage page as the CSV the gateway answers for the same query', async () => {
+    const requestId = await generateOnce(gateway.url, gateway.authorization, 'a ledger to export');
+    const { page } = await browser.newPage();
+    await signIn(page, gateway.url, bearer(gateway.adminAuthorization));
+    await usageRowOf(page, requestId);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), 'imagegate-usage.csv');
+    const csv = await readFile(await download.path(), 'utf8');
+    const [header, ...lines] = csv.trimEnd().split('\r\n');
+    const columns = (header ?? '').split(',');
+    assert.deepEqual(columns.slice(0, 3), ['time', 'request_id', 'token_id']);
+    const line = lines.map((text) => text.split(',')).find((cells) => cells[1] === requestId);
+    assert.ok(line, `the CSV holds ${requestId}:\n${csv}`);
+    assert.equal(line[columns.indexOf('images_billed')], '1');
+    const fromGateway = await fetch(`${gateway.url}/admin/usage?limit=1000&format=csv`, {
+      headers: { authorization: gateway.adminAuthorization },
+    });
+    assert.equal(csv, await fromGateway.text(), "one CSV format: the gateway's");
     await page.close();
   });
 
