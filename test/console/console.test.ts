@@ -6,12 +6,19 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { MODEL_B } from '../../src/domain/models.js';
+import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
 import { parseSamples } from '../metrics/prometheus-text.js';
+import { eventually } from '../helpers/waits.js';
 import {
   startTokenedGatewayProcess,
   type TokenedGatewayProcess,
 } from '../helpers/tokened-gateway-process.js';
-import { type ConsoleBrowser, cspViolations, launchConsoleBrowser } from './browser.js';
+import {
+  type ConsoleBrowser,
+  cspViolations,
+  launchConsoleBrowser,
+  PAGE_TIMEOUT_MS,
+} from './browser.js';
 import { buildConsole } from './built-console.js';
 import {
   type Arrival,
@@ -281,6 +288,49 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
       headers: { authorization: gateway.adminAuthorization },
     });
     assert.equal(csv, await fromGateway.text(), "one CSV format: the gateway's");
+    await page.close();
+  });
+
+  it('flags a row whose books do not balance, and lists only such rows when asked', async (t) => {
+    // An upstream that reports 3 images and sends 2: reported is not received.
+    const upstream = await startFakeDashScope();
+    t.after(() => upstream.close());
+    const configFile = path.join(home, 'unbalanced.yaml');
+    await writeFile(
+      configFile,
+      [
+        'channels:',
+        '  - name: overreporting',
+        '    type: dashscope',
+        `    base_url: ${upstream.url}`,
+        `    api_key: ${upstream.apiKey}`,
+      ].join('\n'),
+    );
+    const books = await startTokenedGatewayProcess({
+      IMAGEGATE_CONFIG: configFile,
+      IMAGEGATE_LEDGER_FLUSH_MS: '50',
+    });
+    t.after(() => books.stop());
+    const balanced = await generateOnce(books.url, books.authorization, 'a balanced request');
+    upstream.script({ kind: 'succeed', images: 1, imageCount: 3 });
+    const unbalanced = await generateOnce(books.url, books.authorization, 'an overreported one');
+
+    const { page } = await browser.newPage();
+    await signIn(page, books.url, bearer(books.adminAuthorization));
+    const flagged = await usageRowOf(page, unbalanced);
+    await flagged.getByText('reported ≠ received').waitFor();
+    await usageRowOf(page, balanced);
+    await page.getByLabel('Only rows whose books do not balance').check();
+    await eventually(
+      async () =>
+        JSON.stringify(
+          await page
+            .locator('[data-testid=usage-rows] tbody tr')
+            .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-request-id'))),
+        ) === JSON.stringify([unbalanced]),
+      PAGE_TIMEOUT_MS,
+      'only the unbalanced row is listed',
+    );
     await page.close();
   });
 
