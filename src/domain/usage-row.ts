@@ -34,6 +34,10 @@ export interface UsageRow {
   costMicros: number;
   gatewayMs: number;
   upstreamMs: number | undefined;
+  /** Waiting in the gateway's own queues (part of gatewayMs), when it waited. */
+  queueMs: number | undefined;
+  /** Storing the images, when they were stored. */
+  storageMs: number | undefined;
   /** An idempotent replay: nothing was generated or billed. */
   replayed: boolean;
   /** When the request arrived, milliseconds since the epoch. */

@@ -36,6 +36,8 @@ export function usageRowOf(
     costMicros: outcome.costMicros,
     gatewayMs: Math.max(0, ending.endedAt - labels.receivedAt),
     upstreamMs: outcome.upstreamMs,
+    queueMs: outcome.queueMs,
+    storageMs: outcome.storageMs,
     replayed: outcome.replayed === true,
     createdAt: labels.receivedAt,
     workspace: labels.workspace,

@@ -71,12 +71,12 @@ describe('imagegate usage and token limits on the command line', () => {
     const lines = all.stdout.trimEnd().split('\r\n');
     assert.equal(
       lines[0],
-      'time,request_id,token_id,account,model,mode,channel,status,error_code,images_requested,images_reported,images_received,images_delivered,images_billed,output_size,cost,gateway_ms,upstream_ms,replayed,workspace,front_door',
+      'time,request_id,token_id,account,model,mode,channel,status,error_code,images_requested,images_reported,images_received,images_delivered,images_billed,output_size,cost,gateway_ms,upstream_ms,queue_ms,storage_ms,replayed,workspace,front_door',
     );
     assert.equal(lines.length, 4);
     assert.equal(
       lines[2],
-      `2025-01-01T00:00:00.020Z,req-2,tok_a,acme,${MODEL_B},text-to-image,"ds, ""primary""",200,,1,,1,1,1,1024*1024,0.040000,50,40,false,,dashscope`,
+      `2025-01-01T00:00:00.020Z,req-2,tok_a,acme,${MODEL_B},text-to-image,"ds, ""primary""",200,,1,,1,1,1,1024*1024,0.040000,50,40,,,false,,dashscope`,
     );
 
     assert.equal(

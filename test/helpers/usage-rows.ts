@@ -26,6 +26,8 @@ export function usageRow(images: number, overrides: Partial<UsageRow> = {}): Usa
     costMicros: images * 40_000,
     gatewayMs: 50,
     upstreamMs: 40,
+    queueMs: undefined,
+    storageMs: undefined,
     replayed: false,
     createdAt: JAN_1,
     workspace: undefined,

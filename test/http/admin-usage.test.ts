@@ -120,7 +120,12 @@ describe('GET /admin/usage', () => {
     const get = async (path: string, authorization: string) => {
       const answer = await gateway.app.inject({ url: path, headers: { authorization } });
       assert.equal(answer.statusCode, 200, answer.body);
-      return answer.json().rows as { request_id: string; images_billed: number }[];
+      return answer.json().rows as {
+        request_id: string;
+        images_billed: number;
+        upstream_ms: number | null;
+        storage_ms: number | null;
+      }[];
     };
 
     for (const path of ['/admin/usage', '/me/usage']) {
@@ -131,6 +136,11 @@ describe('GET /admin/usage', () => {
         [[wanted, 2]],
         path,
       );
+      // Where its time went, as its Server-Timing header would have said (this fake channel's
+      // images are not stored: no storage time).
+      assert.equal(typeof rows[0]?.upstream_ms, 'number', JSON.stringify(rows));
+      assert.equal(rows[0]?.storage_ms, null, JSON.stringify(rows));
+      assert.ok(rows[0] !== undefined && 'queue_ms' in rows[0], JSON.stringify(rows));
     }
     assert.deepEqual(
       await get(`/me/usage?request_id=${encodeURIComponent(others)}`, caller.authorization),

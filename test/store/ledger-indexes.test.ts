@@ -45,6 +45,9 @@ for (const [backend, targetFor] of BACKENDS) {
       // A database as the previous release left it: the index there, with a row in it.
       const before = await openDatabase(target);
       const db = before.db;
+      // Written first, by today's writer, into columns the undone migrations then take away.
+      const row = usageRow(1, { createdAt: 5 });
+      await new SqlUsageStore(before).insert([row]);
       await undoTokenBounds(db);
       await sql`create index usage_ledger_request_id on usage_ledger (request_id)`.execute(db);
       await sql`drop index idempotency_keys_running_owner`.execute(db);
@@ -52,8 +55,6 @@ for (const [backend, targetFor] of BACKENDS) {
       await sql`delete from kysely_migration where name in (${MIGRATION}, '0009_maintenance_indexes')`.execute(
         db,
       );
-      const row = usageRow(1, { createdAt: 5 });
-      await new SqlUsageStore(before).insert([row]);
       assert.deepEqual(
         await ledgerIndexes(before),
         [...QUERY_INDEXES, 'usage_ledger_request_id'].sort(),

@@ -59,6 +59,8 @@ for (const [backend, targetFor] of BACKENDS) {
       const oldColumns = toLedgerRow(old);
       delete oldColumns.workspace;
       delete oldColumns.front_door;
+      delete oldColumns.queue_ms;
+      delete oldColumns.storage_ms;
       await before.db.insertInto('usage_ledger').values(oldColumns).execute();
       await before.close();
 

@@ -4,6 +4,8 @@ import { DASHSCOPE_FRONT_DOOR } from '../../domain/front-door.js';
 import type { UsageLedgerTable } from '../database/admission-schema.js';
 import type { RecordedCode } from '../../errors/error-table.js';
 
+const optionalMs = (ms: number | undefined) => (ms === undefined ? null : Math.round(ms));
+
 export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {
   return {
     id: row.id,
@@ -23,7 +25,9 @@ export function toLedgerRow(row: UsageRow): Insertable<UsageLedgerTable> {
     output_size: row.outputSize ?? null,
     cost_micros: row.costMicros,
     gateway_ms: Math.round(row.gatewayMs),
-    upstream_ms: row.upstreamMs === undefined ? null : Math.round(row.upstreamMs),
+    upstream_ms: optionalMs(row.upstreamMs),
+    queue_ms: optionalMs(row.queueMs),
+    storage_ms: optionalMs(row.storageMs),
     replayed: row.replayed ? 1 : 0,
     created_at: row.createdAt,
     workspace: row.workspace ?? null,
@@ -51,6 +55,8 @@ const EVERY_FIELD: UsageRow = {
   costMicros: 0,
   gatewayMs: 0,
   upstreamMs: undefined,
+  queueMs: undefined,
+  storageMs: undefined,
   replayed: false,
   createdAt: 0,
   workspace: undefined,
@@ -89,6 +95,8 @@ export function fromLedgerRow(row: Selectable<UsageLedgerTable>): UsageRow {
     costMicros: Number(row.cost_micros),
     gatewayMs: Number(row.gateway_ms),
     upstreamMs: row.upstream_ms === null ? undefined : Number(row.upstream_ms),
+    queueMs: row.queue_ms === null ? undefined : Number(row.queue_ms),
+    storageMs: row.storage_ms === null ? undefined : Number(row.storage_ms),
     replayed: Number(row.replayed) === 1,
     createdAt: Number(row.created_at),
     workspace: row.workspace ?? undefined,

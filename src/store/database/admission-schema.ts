@@ -71,6 +71,10 @@ export interface UsageLedgerTable {
   cost_micros: number;
   gateway_ms: number;
   upstream_ms: number | null;
+  /** Waiting in the gateway's own queues, part of `gateway_ms`; NULL when none ran or in older rows. */
+  queue_ms: number | null;
+  /** Storing the images; NULL when none were stored or in older rows. */
+  storage_ms: number | null;
   /** 1 when the response was an idempotent replay of an earlier request. */
   replayed: number;
   created_at: number;

@@ -9,6 +9,7 @@ import { ledgerRequestIdIndexMigration } from './migration-0008-ledger-request-i
 import { maintenanceIndexesMigration } from './migration-0009-maintenance-indexes.js';
 import { tokenBoundsMigration } from './migration-0010-token-bounds.js';
 import { adminChangesMigration } from './migration-0011-admin-changes.js';
+import { ledgerStageTimesMigration } from './migration-0012-ledger-stage-times.js';
 
 /**
  * Versioned migrations, applied in name order at start and never edited once released: a change
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009_maintenance_indexes': maintenanceIndexesMigration,
   '0010_token_bounds': tokenBoundsMigration,
   '0011_admin_changes': adminChangesMigration,
+  '0012_ledger_stage_times': ledgerStageTimesMigration,
 };
 
 const provider: MigrationProvider = {
