@@ -112,7 +112,7 @@ export async function streamGeneration(
   });
   update((state) => (state.phase === 'running' ? { ...state, phase: 'done' } : state));
   if (requestId === undefined) return;
-  const split = await recordedSplit(requestId);
+  const split = await recordedSplit(requestId, response.headers.get('date') ?? undefined);
   if (split === undefined) return;
   // A request started meanwhile keeps its own state.
   update((state) =>
