@@ -29,23 +29,28 @@ const insertReservations = statementsByCount(
  * quotas of its members' tokens and records their reservations, in one statement when every
  * token has room for its members together. One round trip, atomic as any statement, instead of
  * BEGIN, an UPDATE per token, INSERT and COMMIT. The tokens' rows are locked first, in the order
- * of their ids. The last line divides by zero, undoing all of it, when a token had no room. Every
- * group size shares the one prepared text: holds and reservations are each one JSON parameter.
+ * of their ids, and whether every token has room is read from the locked rows; the hold and the
+ * records apply only then, and the statement answers whether they did: when one token has no
+ * room, nothing changes. Every group size shares the one prepared text: holds and reservations
+ * are each one JSON parameter.
  */
 const holdAndRecord = new Statement(
   `with holds as (
      select token_id, images from jsonb_to_recordset(?::jsonb) as hold (token_id varchar, images integer)),
-   ${tokensLockedInIdOrder('select token_id from holds')},
+   ${tokensLockedInIdOrder('select token_id from holds', 'id, image_quota, images_used, images_reserved')},
+   whole as materialized (
+     select count(*) = ?::integer as applies from holds join locked on locked.id = holds.token_id
+     where locked.image_quota is null
+        or locked.images_used + locked.images_reserved + holds.images <= locked.image_quota),
    held as (
-     update tokens set images_reserved = images_reserved + holds.images
+     update tokens set images_reserved = tokens.images_reserved + holds.images
      from holds join locked on locked.id = holds.token_id
-     where tokens.id = locked.id
-       and (image_quota is null or images_used + images_reserved + holds.images <= image_quota)
-     returning tokens.id),
+     where tokens.id = locked.id and (select applies from whole)),
    recorded as (
      insert into quota_reservations (${RESERVATION_COLUMNS})
-     select ${RESERVATION_COLUMNS} from json_populate_recordset(null::quota_reservations, ?::json))
-   select 1 / ((select count(*) from held) = ?::integer)::integer as whole`,
+     select ${RESERVATION_COLUMNS} from json_populate_recordset(null::quota_reservations, ?::json)
+     where (select applies from whole))
+   select applies from whole`,
 );
 
 /**
@@ -62,17 +67,13 @@ export async function reserveAtOnce(
   for (const { request } of members)
     imagesByToken.set(request.tokenId, (imagesByToken.get(request.tokenId) ?? 0) + request.images);
   const holds = [...imagesByToken].map(([tokenId, images]) => ({ token_id: tokenId, images }));
-  try {
-    await runner.rows(holdAndRecord, [
-      jsonParameter(holds),
-      jsonParameter(members.map(reservationOf)),
-      holds.length,
-    ]);
-  } catch (error) {
-    // division_by_zero: a token had no room for its members together.
-    if ((error as { code?: unknown }).code === '22012') return undefined;
-    throw error;
-  }
+  const [answer] = await runner.rows(holdAndRecord, [
+    jsonParameter(holds),
+    holds.length,
+    jsonParameter(members.map(reservationOf)),
+  ]);
+  // A token had no room for its members together: nothing was held.
+  if (answer?.applies !== true) return undefined;
   return members.map(() => true);
 }
 

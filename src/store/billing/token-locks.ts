@@ -7,9 +7,10 @@
  * collation (en_US.UTF-8, ICU) `tok_B` sorts after `tok_a`, and a statement and a transaction
  * could lock two tokens in opposite orders. The ids go in as an array (`= any`), which the
  * prepared statement's generic plan reads through the primary key; a join or `in (select ...)`
- * over JSON is planned as a scan of every token.
+ * over JSON is planned as a scan of every token. `columns` are read as locked: the rows' latest
+ * versions, which another transaction may have changed while this one waited for the lock.
  */
-export function tokensLockedInIdOrder(tokenIds: string): string {
+export function tokensLockedInIdOrder(tokenIds: string, columns = 'id'): string {
   return `locked as materialized (
-       select id from tokens where id = any(array(${tokenIds})) order by id collate "C" for update)`;
+       select ${columns} from tokens where id = any(array(${tokenIds})) order by id collate "C" for update)`;
 }
