@@ -28,6 +28,10 @@ export interface AttemptFacts {
   imagesReported?: number | undefined;
   /** Images the engine handed back, extras included: a cost even when nothing is delivered. */
   imagesReceived?: number | undefined;
+  /** Time the job waited for a turn in the gateway's own queues. */
+  queueMs?: number | undefined;
+  /** Time spent saving the images to result storage. */
+  storageMs?: number | undefined;
 }
 
 export interface Settlement extends AttemptFacts {

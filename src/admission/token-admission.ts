@@ -444,6 +444,8 @@ export class TokenAdmission implements Admission, RequestGate, ModelAccess, Task
           description,
           channel: settlement.channel,
           upstreamMs: settlement.upstreamMs,
+          queueMs: settlement.queueMs,
+          storageMs: settlement.storageMs,
           imagesReported: settlement.imagesReported,
           imagesReceived: settlement.imagesReceived ?? 0,
           imagesDelivered: delivered,

@@ -225,9 +225,12 @@ export class GenerationPipeline implements GenerationService {
               image.kind === 'png' ? this.stages.results.save(image.bytes) : image.url,
             ),
           )));
-    const storageMs = toDeliver.some((image) => image.kind === 'png')
-      ? performance.now() - storageStarted
-      : undefined;
+    const storageMs =
+      incremental !== undefined
+        ? incremental.storageMs
+        : toDeliver.some((image) => image.kind === 'png')
+          ? performance.now() - storageStarted
+          : undefined;
     const tokens =
       produced.tokens ??
       (request.model === MODEL_A
@@ -245,6 +248,8 @@ export class GenerationPipeline implements GenerationService {
       upstreamMs: planned.upstreamMs,
       imagesReported: planned.imagesReported,
       imagesReceived: planned.imagesReceived,
+      queueMs: planned.queueMs,
+      storageMs,
     };
     const settlement: Settlement = Object.assign(attempt, {
       imagesDelivered: imageUrls.length,

@@ -23,6 +23,7 @@ export class IncrementalDelivery {
   private chain: Promise<void> = Promise.resolve();
   private failure: { error: unknown } | undefined;
   private readonly stop = new AbortController();
+  private savingMs: number | undefined;
 
   constructor(private readonly options: IncrementalDeliveryOptions) {}
 
@@ -34,6 +35,15 @@ export class IncrementalDelivery {
   /** Images the engine handed over, extras and repeats excluded. */
   get received(): number {
     return this.seen.size;
+  }
+
+  /**
+   * Time spent saving images to result storage, summed over the images saved; undefined when none
+   * was (every image came as an upstream URL). The saves run while the engine still produces, so
+   * this is the storage part of the request's time, not a stretch of it.
+   */
+  get storageMs(): number | undefined {
+    return this.savingMs;
   }
 
   /** An image the engine produced; a repeat of an index (a retried attempt) is ignored. */
@@ -60,13 +70,22 @@ export class IncrementalDelivery {
   private async deliverOne(image: EngineImage): Promise<void> {
     if (this.failure !== undefined) return;
     try {
-      const url = image.kind === 'png' ? await this.options.results.save(image.bytes) : image.url;
+      const url = image.kind === 'png' ? await this.saved(image.bytes) : image.url;
       if (!(await this.options.handOver(url, this.urls.length))) throw new CallerGone();
       this.urls.push(url);
       await this.options.ticket.billDelivered(1);
     } catch (error) {
       this.failure = { error };
       this.stop.abort(error);
+    }
+  }
+
+  private async saved(bytes: Buffer): Promise<string> {
+    const started = performance.now();
+    try {
+      return await this.options.results.save(bytes);
+    } finally {
+      this.savingMs = (this.savingMs ?? 0) + (performance.now() - started);
     }
   }
 }
