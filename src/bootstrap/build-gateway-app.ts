@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.js';
+import { ConsoleCallBounds } from '../admission/console-call-bounds.js';
 import { readinessOf } from '../health/readiness.js';
 import { type AppDependencies, buildApp } from '../http/app.js';
 import { BUILT_CONSOLE_DIRECTORY, readConsoleFiles } from '../http/console/console-files.js';
@@ -70,15 +71,25 @@ export function buildGatewayApp(parts: GatewayParts): FastifyInstance {
     }),
     tasks: parts.tasks.service,
     metrics: { gateway: parts.metrics, access: config.metrics },
-    console: config.console === 'on' ? consoleOf(config) : undefined,
+    console: config.console === 'on' ? consoleOf(parts) : undefined,
     now,
   });
 }
 
-/** The built console, and the public base URL's origin when it is set (it may be another host). */
-function consoleOf(config: Config): NonNullable<AppDependencies['console']> {
+/**
+ * The built console, the public base URL's origin when it is set (it may be another host), the
+ * bounds on its calls and the inputs stage its previews load through.
+ */
+function consoleOf(parts: GatewayParts): NonNullable<AppDependencies['console']> {
+  const { config } = parts;
   return {
     files: readConsoleFiles(BUILT_CONSOLE_DIRECTORY),
     extraOrigins: config.publicBaseUrlSet ? [new URL(config.publicBaseUrl).origin] : [],
+    bounds: new ConsoleCallBounds({
+      limiter: parts.admission.limiter,
+      callsPerMinute: config.consoleCallsPerMinute,
+      log: parts.log,
+    }),
+    inputs: parts.generation.inputs,
   };
 }

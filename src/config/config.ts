@@ -52,6 +52,8 @@ export interface Config {
   metrics: 'admin' | 'public' | 'off';
   /** The web console at /console and the API reference at /docs: served, or not at all. */
   console: 'on' | 'off';
+  /** Validations and image previews one token may ask of the console's API a minute. */
+  consoleCallsPerMinute: number;
   publicBaseUrl: string;
   /** IMAGEGATE_PUBLIC_BASE_URL was given; otherwise publicBaseUrl is made of host and port. */
   publicBaseUrlSet: boolean;

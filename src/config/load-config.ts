@@ -47,6 +47,7 @@ export function loadConfig(env: Environment = process.env): Config {
     logLevel: read(SETTINGS.logLevel),
     metrics: read(SETTINGS.metrics),
     console: read(SETTINGS.console),
+    consoleCallsPerMinute: read(SETTINGS.consoleCallsPerMinute),
     ...readPublicOrigins(read, host, port),
     storage: readStorage(read, dataDir, problems),
     sweepIntervalMs: read(SETTINGS.sweepIntervalMs),

@@ -288,7 +288,15 @@ export const SETTINGS = {
     parse: enumSetting(['on', 'off'] as const),
     default: 'on',
     description:
-      'The web console at /console, its validation endpoint POST /console/api/validate and the API reference at /docs: on, or off (those paths answer 404).',
+      'The web console at /console, its endpoints POST /console/api/validate and POST /console/api/preview and the API reference at /docs: on, or off (those paths answer 404).',
+  }),
+  consoleCallsPerMinute: setting({
+    env: 'IMAGEGATE_CONSOLE_CALLS_PER_MINUTE',
+    file: 'console_calls_per_minute',
+    parse: integerSetting(1, 1_000_000),
+    default: 600,
+    description:
+      'Console calls (POST /console/api/validate and /console/api/preview) one token may make a minute, apart from its request rate; past it 429 Throttling.RateQuota with Retry-After.',
   }),
   publicBaseUrl: setting({
     env: 'IMAGEGATE_PUBLIC_BASE_URL',

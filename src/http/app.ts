@@ -116,7 +116,7 @@ export interface AppDependencies {
   /** Silence before a started event stream's keep-alive comment; 15 s when absent (tests shorten it). */
   eventStreamKeepAliveMs?: number;
   /** The web console at /console (IMAGEGATE_CONSOLE); absent: no such routes. */
-  console?: Pick<ConsoleRouteOptions, 'files' | 'extraOrigins'>;
+  console?: Omit<ConsoleRouteOptions, 'authenticator' | 'modelAliases'>;
   /** Where the JSON log lines go; standard output when absent. */
   logStream?: { write(line: string): void };
 }
@@ -287,6 +287,8 @@ function registerRoutes(app: FastifyInstance, deps: AppDependencies): void {
     registerConsoleRoutes(app, {
       files: deps.console.files,
       extraOrigins: deps.console.extraOrigins,
+      bounds: deps.console.bounds,
+      inputs: deps.console.inputs,
       authenticator: deps.authenticator,
       modelAliases,
     });

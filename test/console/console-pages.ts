@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { hashText, mixHash } from '../../src/engine/local/seeded-random.js';
 import { MODEL_A } from '../../src/domain/models.js';
 import { eventually } from '../helpers/waits.js';
@@ -100,3 +100,34 @@ export const DROP_AND_PASTE_AN_IMAGE = `(async () => {
     new ClipboardEvent('paste', { bubbles: true, cancelable: true, clipboardData: pasted }),
   );
 })()`;
+
+/**
+ * Drags the mouse over `canvas` from one point to another, each given as fractions of its width
+ * and height, as a person draws a box; answers the box's corners from the fields in `item`, in
+ * the image's own pixels.
+ */
+export async function drawBox(
+  page: Page,
+  canvas: Locator,
+  item: Locator | Page,
+  from: [number, number],
+  to: [number, number],
+): Promise<number[]> {
+  await canvas.scrollIntoViewIfNeeded();
+  const area = await canvas.boundingBox();
+  if (area === null) throw new Error('the canvas is not shown');
+  const at = (x: number, y: number): [number, number] => [
+    area.x + area.width * x,
+    area.y + area.height * y,
+  ];
+  await page.mouse.move(...at(...from));
+  await page.mouse.down();
+  await page.mouse.move(...at((from[0] + to[0]) / 2, (from[1] + to[1]) / 2), { steps: 5 });
+  await page.mouse.move(...at(...to), { steps: 5 });
+  await page.mouse.up();
+  return Promise.all(
+    ['x1', 'y1', 'x2', 'y2'].map(async (corner) =>
+      Number(await item.getByLabel(corner, { exact: true }).inputValue()),
+    ),
+  );
+}

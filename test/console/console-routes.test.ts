@@ -5,6 +5,9 @@ import { DEFAULT_MODEL_ALIASES } from '../../src/domain/model-aliases.js';
 import type { ConsoleFile } from '../../src/http/console/console-files.js';
 import { registerConsoleRoutes } from '../../src/http/console/console-routes.js';
 import { handleError } from '../../src/http/error-reply.js';
+import { ConsoleCallBounds } from '../../src/admission/console-call-bounds.js';
+import { MemoryRateLimiter } from '../../src/admission/memory-rate-limiter.js';
+import { silentLog } from '../../src/support/log.js';
 import { parseSamples, samplesOf } from '../metrics/prometheus-text.js';
 import { GENERATION_URL } from '../helpers/requests.js';
 import { startTestGateway, type TestGateway } from '../helpers/test-gateway.js';
@@ -39,6 +42,12 @@ describe('the console routes over built files', () => {
     authenticator: { verifyAuthorization: () => ({}) as never },
     modelAliases: DEFAULT_MODEL_ALIASES,
     extraOrigins: ['https://images.example.com'],
+    bounds: new ConsoleCallBounds({
+      limiter: new MemoryRateLimiter(),
+      callsPerMinute: 600,
+      log: silentLog,
+    }),
+    inputs: { load: () => Promise.reject(new Error('no image is loaded here')) },
   });
 
   it('serves index.html to be revalidated and hashed assets for a year, both under the CSP', async () => {
@@ -134,7 +143,7 @@ describe('POST /console/api/validate', () => {
 });
 
 describe('the IMAGEGATE_CONSOLE setting', () => {
-  it('off leaves no console, no validation endpoint and no models endpoint', async (t) => {
+  it('off leaves no console, no validation, preview or models endpoint', async (t) => {
     const off = await startTestGateway({ env: { IMAGEGATE_CONSOLE: 'off' } });
     t.after(() => off.close());
     const authorization = await off.bearer();
@@ -144,6 +153,7 @@ describe('the IMAGEGATE_CONSOLE setting', () => {
       ['GET', '/console/api/models'],
       ['GET', '/docs'],
       ['POST', '/console/api/validate'],
+      ['POST', '/console/api/preview'],
     ] as const) {
       const answer = await off.app.inject({
         method,

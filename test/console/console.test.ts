@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { MODEL_B } from '../../src/domain/models.js';
 import { startFakeDashScope } from '../fixtures/fake-dashscope.js';
+import { bytesHandler, type ImageServer, startImageServer } from '../inputs/image-server.js';
 import { parseSamples } from '../metrics/prometheus-text.js';
 import { eventually } from '../helpers/waits.js';
 import {
@@ -23,6 +24,7 @@ import { buildConsole } from './built-console.js';
 import {
   type Arrival,
   DROP_AND_PASTE_AN_IMAGE,
+  drawBox,
   RECORD_ARRIVALS,
   screenshot,
   seedForFullGroup,
@@ -73,6 +75,8 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
   let gateway: TokenedGatewayProcess;
   let browser: ConsoleBrowser;
   let inputImage: string;
+  /** Serves the images the playground adds by URL. */
+  let images: ImageServer;
   const bearer = (authorization: string) => authorization.replace(/^Bearer /, '');
 
   before(async () => {
@@ -100,9 +104,24 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     })
       .png()
       .toFile(inputImage);
+    images = await startImageServer();
+    images.serve(
+      '/lighthouse.png',
+      bytesHandler(
+        await sharp({
+          create: { width: 900, height: 600, channels: 3, background: { r: 200, g: 90, b: 40 } },
+        })
+          .png()
+          .toBuffer(),
+        { contentType: 'image/png' },
+      ),
+    );
+    images.serve('/page.html', bytesHandler(Buffer.from('<html></html>')));
     await buildConsole();
     gateway = await startTokenedGatewayProcess({
       IMAGEGATE_CONFIG: configFile,
+      // The image server of the test listens on the loopback address.
+      IMAGEGATE_ALLOW_PRIVATE_IMAGE_URLS: 'true',
       IMAGEGATE_LEDGER_FLUSH_MS: '50',
       // Tasks wait PENDING, so that one can be canceled from the page.
       IMAGEGATE_TASK_CONCURRENCY: '0',
@@ -112,6 +131,7 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
   after(async () => {
     await browser?.close();
     await gateway?.stop();
+    await images?.close();
     await rm(home, { recursive: true, force: true });
   });
 
@@ -140,18 +160,7 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     await page.getByTestId('file-input').setInputFiles(inputImage);
     const canvas = page.getByTestId('box-canvas-0');
     await canvas.waitFor();
-    const area = await canvas.boundingBox();
-    assert.ok(area);
-    await page.mouse.move(area.x + area.width * 0.25, area.y + area.height * 0.25);
-    await page.mouse.down();
-    await page.mouse.move(area.x + area.width * 0.5, area.y + area.height * 0.5, { steps: 5 });
-    await page.mouse.move(area.x + area.width * 0.75, area.y + area.height * 0.75, { steps: 5 });
-    await page.mouse.up();
-    const corners = await Promise.all(
-      ['x1', 'y1', 'x2', 'y2'].map(async (corner) =>
-        Number(await page.getByLabel(corner, { exact: true }).inputValue()),
-      ),
-    );
+    const corners = await drawBox(page, canvas, page, [0.25, 0.25], [0.75, 0.75]);
     // The box is in the original image's pixels (1200x800), whatever size it is shown at.
     for (const [value, expected] of corners.map((value, at) => [value, [300, 200, 900, 600][at]]))
       assert.ok(Math.abs((value as number) - (expected as number)) <= 4, `${corners.join(',')}`);
@@ -194,8 +203,8 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
     await page.close();
   });
 
-  it('takes input images by drop, by paste (a PNG with alpha, sent again as JPEG) and by URL', async () => {
-    const { page } = await browser.newPage();
+  it('takes input images by drop, by paste (a PNG with alpha, sent again as JPEG) and by URL, and boxes on the URL’s image', async () => {
+    const { page, messages } = await browser.newPage();
     await signIn(page, gateway.url, bearer(gateway.authorization));
     await page.evaluate(DROP_AND_PASTE_AN_IMAGE);
     await page.getByTestId('box-canvas-1').waitFor();
@@ -204,18 +213,37 @@ describe('the web console in Chromium', { timeout: 15 * 60_000 }, () => {
         .getByText(/640×480 px/)
         .nth(index)
         .waitFor();
-    await page.getByLabel('Image URL').fill('https://images.example.com/harbour.png');
+    // A URL the gateway cannot load as an image is refused as a generation would refuse it.
+    await page.getByLabel('Image URL').fill(`http://127.0.0.1:${images.port}/page.html`);
     await page.getByRole('button', { name: 'Add URL' }).click();
-    await page.getByText('3. https://images.example.com/harbour.png').waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/InvalidImage: image/)
+      .waitFor();
+    // An image by URL is shown from the gateway's preview of it, under the page's CSP.
+    const url = `http://127.0.0.1:${images.port}/lighthouse.png`;
+    await page.getByLabel('Image URL').fill(url);
+    await page.getByRole('button', { name: 'Add URL' }).click();
+    const canvas = page.getByTestId('box-canvas-2');
+    await canvas.waitFor();
+    await page.getByText(/900×600 px/).waitFor();
     // Two uploads and a URL make a valid image-to-image request: the validator says so.
     await page.getByText('Ready: image-to-image').waitFor();
-    // curl names the uploads by their keys; the SDK uploads a local file itself.
+    const third = page.locator('.image-item').nth(2);
+    const corners = await drawBox(page, canvas, third, [0.1, 0.2], [0.5, 0.6]);
+    await screenshot(page, 'input-images');
+    // In the URL's image's own pixels (900x600), whatever size it is shown at.
+    for (const [value, expected] of corners.map((value, at) => [value, [90, 120, 450, 360][at]]))
+      assert.ok(Math.abs((value as number) - (expected as number)) <= 4, `${corners.join(',')}`);
+    // curl names the uploads by their keys and the URL as it is; the SDK uploads a local file itself.
     await page.getByText('The same request as code').click();
     const code = page.locator('.snippets pre');
     await code.getByText('X-DashScope-OssResourceResolve: enable').waitFor();
     assert.equal((await code.textContent())?.match(/oss:\/\/uploads\//g)?.length, 2);
+    assert.ok((await code.textContent())?.includes(url));
     await page.getByRole('tab', { name: 'Python (dashscope)' }).click();
     await code.getByText('file:///path/to/image.png').first().waitFor();
+    assert.deepEqual(cspViolations(messages), [], 'no CSP violation');
     await page.close();
   });
 

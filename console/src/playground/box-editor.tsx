@@ -18,8 +18,7 @@ interface BoxEditorProps {
 export function BoxEditor({ image, index, onBoxes }: BoxEditorProps) {
   const svg = useRef<SVGSVGElement>(null);
   const [draft, setDraft] = useState<{ start: [number, number]; box: Box } | undefined>();
-  const width = image.width ?? 1;
-  const height = image.height ?? 1;
+  const { width, height } = image;
   const full = image.boxes.length >= MAX_BOXES;
 
   function pixelAt(event: PointerEvent): [number, number] {

@@ -11,10 +11,14 @@ export interface InputImage {
   name: string;
   /** What the request names: `oss://<key>` of an upload, or a URL. */
   reference: string;
-  /** A blob: URL of the caller's own file, shown under the page's CSP; absent for a URL input. */
-  preview: string | undefined;
-  width: number | undefined;
-  height: number | undefined;
+  /**
+   * A blob: URL of the image, shown under the page's CSP: the caller's own file, or what the
+   * gateway loaded from the URL (POST /console/api/preview).
+   */
+  preview: string;
+  /** The image's size in its own pixels, which boxes are drawn in. */
+  width: number;
+  height: number;
   boxes: Box[];
 }
 

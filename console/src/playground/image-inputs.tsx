@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from '../api';
 import { BoxEditor } from './box-editor';
 import type { Box, InputImage } from './form-state';
-import { imageSize, uploadWithoutTransparency } from './upload';
+import { imageSize, previewOf, uploadWithoutTransparency } from './upload';
 
 interface ImageInputsProps {
   model: string;
@@ -20,33 +20,49 @@ export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInpu
   const [url, setUrl] = useState('');
   const [over, setOver] = useState(false);
 
+  /** Runs one image's loading with the busy count shown, and its failure said under `name`. */
+  async function adding(name: string, load: () => Promise<InputImage>): Promise<void> {
+    setBusy((count) => count + 1);
+    try {
+      const image = await load();
+      onImages((current) => [...current, image]);
+    } catch (error) {
+      setProblem(`${name}: ${messageOf(error)}`);
+    } finally {
+      setBusy((count) => count - 1);
+    }
+  }
+
   async function addFiles(files: readonly File[]): Promise<void> {
     setProblem(undefined);
     for (const file of files.filter((candidate) => candidate.type.startsWith('image/'))) {
-      setBusy((count) => count + 1);
-      const preview = URL.createObjectURL(file);
-      try {
-        const [reference, size] = await Promise.all([
-          uploadWithoutTransparency(file, model, preview),
-          imageSize(preview),
-        ]);
-        const image: InputImage = {
-          id: `image-${nextId++}`,
-          name: file.name || 'pasted image',
-          reference,
-          preview,
-          width: size.width,
-          height: size.height,
-          boxes: [],
-        };
-        onImages((current) => [...current, image]);
-      } catch (error) {
-        URL.revokeObjectURL(preview);
-        setProblem(`${file.name || 'image'}: ${messageOf(error)}`);
-      } finally {
-        setBusy((count) => count - 1);
-      }
+      const name = file.name || 'pasted image';
+      await adding(name, async () => {
+        const preview = URL.createObjectURL(file);
+        try {
+          const [reference, size] = await Promise.all([
+            uploadWithoutTransparency(file, model, preview),
+            imageSize(preview),
+          ]);
+          return { id: `image-${nextId++}`, name, reference, preview, ...size, boxes: [] };
+        } catch (error) {
+          URL.revokeObjectURL(preview);
+          throw error;
+        }
+      });
     }
+  }
+
+  /** An image by URL: the request names the URL, and the gateway's preview of it is shown. */
+  async function addUrl(reference: string): Promise<void> {
+    setProblem(undefined);
+    await adding(reference, async () => ({
+      id: `image-${nextId++}`,
+      name: reference,
+      reference,
+      ...(await previewOf(reference)),
+      boxes: [],
+    }));
   }
 
   useEffect(() => {
@@ -91,24 +107,16 @@ export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInpu
           />
         </label>
         <span class="hint">or drop them here, or paste one (Ctrl+V)</span>
-        {busy > 0 && <span role="status"> Uploading {busy}…</span>}
+        {busy > 0 && <span role="status"> Adding {busy} image(s)…</span>}
       </div>
       <form
         class="url-row"
         onSubmit={(event) => {
           event.preventDefault();
-          if (url.trim() === '') return;
-          const image: InputImage = {
-            id: `image-${nextId++}`,
-            name: url.trim(),
-            reference: url.trim(),
-            preview: undefined,
-            width: undefined,
-            height: undefined,
-            boxes: [],
-          };
-          onImages((current) => [...current, image]);
+          const reference = url.trim();
+          if (reference === '') return;
           setUrl('');
+          void addUrl(reference);
         }}
       >
         <label for="image-url">Image URL</label>
@@ -129,7 +137,7 @@ export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInpu
       <div class="image-list">
         {images.map((image, index) => (
           <div class="image-item" key={image.id}>
-            {image.preview !== undefined && boxesAllowed ? (
+            {boxesAllowed ? (
               <BoxEditor
                 image={image}
                 index={index}
@@ -138,9 +146,6 @@ export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInpu
             ) : (
               <p class="url-image">
                 {index + 1}. {image.name}
-                {image.preview === undefined && (
-                  <span class="hint"> (fetched by the gateway; upload a file to draw boxes)</span>
-                )}
               </p>
             )}
             <button

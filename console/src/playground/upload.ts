@@ -1,4 +1,4 @@
-import { ApiError, api, errorOf } from '../api';
+import { ApiError, api, authorization, errorOf } from '../api';
 
 interface Certificate {
   policy: string;
@@ -38,6 +38,27 @@ export async function uploadFile(file: File, model: string): Promise<string> {
 function safeName(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(-120);
   return cleaned === '' || cleaned === '_' ? `image-${Date.now()}.png` : cleaned;
+}
+
+/**
+ * The image at `url` as the gateway loads it for a generation (POST /console/api/preview, the
+ * same fetch and checks), as a blob: URL the page's CSP lets it show, with its pixel size. A
+ * refusal throws the gateway's error, which names `image`.
+ */
+export async function previewOf(
+  url: string,
+): Promise<{ preview: string; width: number; height: number }> {
+  const response = await fetch('/console/api/preview', {
+    method: 'POST',
+    headers: { ...authorization(), 'content-type': 'application/json' },
+    body: JSON.stringify({ image: url }),
+  });
+  if (!response.ok) throw await errorOf(response);
+  return {
+    preview: URL.createObjectURL(await response.blob()),
+    width: Number(response.headers.get('x-image-width')),
+    height: Number(response.headers.get('x-image-height')),
+  };
 }
 
 /** The pixel size of an image file, read by the browser. */

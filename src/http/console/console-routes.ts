@@ -5,8 +5,10 @@ import { MODEL_IDS } from '../../domain/models.js';
 import { validateRequest } from '../../validate/validate-request.js';
 import type { ConsoleFile } from './console-files.js';
 import { consoleContentSecurityPolicy } from './content-security-policy.js';
+import { consoleCaller, verifiedCaller } from './console-caller.js';
+import { type PreviewRouteOptions, registerPreviewRoute } from './preview-route.js';
 
-export interface ConsoleRouteOptions {
+export interface ConsoleRouteOptions extends PreviewRouteOptions {
   /** The built console, path under /console/ -> file; empty when it was not built. */
   files: ReadonlyMap<string, ConsoleFile>;
   authenticator: Authenticator;
@@ -25,7 +27,9 @@ const VALIDATE_BODY_LIMIT = 1024 * 1024;
  * in the page from /openapi.json by a bundled Swagger UI), and the two small endpoints it needs
  * beside the public API. POST /console/api/validate runs the gateway's one validator on a
  * generation body without admitting, routing or billing it (docs/decisions/0013-console-ui-library.md
- * says why it is not compiled into the page); GET /console/api/models names the models and aliases.
+ * says why it is not compiled into the page); POST /console/api/preview fetches an image URL as a
+ * generation would (preview-route.ts); both count against the caller's console allowance
+ * (ConsoleCallBounds). GET /console/api/models names the models and aliases.
  */
 export function registerConsoleRoutes(app: FastifyInstance, options: ConsoleRouteOptions): void {
   const policy = consoleContentSecurityPolicy(options.extraOrigins);
@@ -58,18 +62,16 @@ export function registerConsoleRoutes(app: FastifyInstance, options: ConsoleRout
     '/console/api/validate',
     {
       bodyLimit: VALIDATE_BODY_LIMIT,
-      onRequest: async (request) => {
-        request.principal = await options.authenticator.verifyAuthorization(
-          request.headers.authorization,
-        );
-      },
+      onRequest: verifiedCaller(options.authenticator),
     },
     async (request, reply) => {
+      reply.headers(await options.bounds.count(consoleCaller(request)));
       const checked = validateRequest(request.body, options.modelAliases);
       reply.header('cache-control', 'no-store');
       return { valid: true, model: checked.model, mode: checked.mode };
     },
   );
+  registerPreviewRoute(app, options);
   app.get('/console/api/models', async (_request, reply) => {
     reply.header('cache-control', 'no-cache');
     return {
