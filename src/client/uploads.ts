@@ -1,17 +1,7 @@
 import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 import type { GatewayClient } from './gateway-client.js';
-
-/** The certificate `GET /api/v1/uploads?action=getPolicy` answers under `data` (docs/api.md §12.1). */
-interface UploadCertificate {
-  policy: string;
-  signature: string;
-  upload_dir: string;
-  upload_host: string;
-  oss_access_key_id: string;
-  x_oss_object_acl: string;
-  x_oss_forbid_overwrite: string;
-}
+import { type UploadCertificate, uploadForm } from './upload-form.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -62,16 +52,9 @@ export async function uploadFiles(
 }
 
 async function formOf(certificate: UploadCertificate, key: string, file: string) {
-  const contentType = CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
-  const form = new FormData();
-  form.append('OSSAccessKeyId', certificate.oss_access_key_id);
-  form.append('Signature', certificate.signature);
-  form.append('policy', certificate.policy);
-  form.append('key', key);
-  form.append('x-oss-object-acl', certificate.x_oss_object_acl);
-  form.append('x-oss-forbid-overwrite', certificate.x_oss_forbid_overwrite);
-  form.append('success_action_status', '200');
-  form.append('x-oss-content-type', contentType);
-  form.append('file', await openAsBlob(file), path.basename(file));
-  return form;
+  return uploadForm(certificate, key, {
+    bytes: await openAsBlob(file),
+    name: path.basename(file),
+    contentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+  });
 }

@@ -1,14 +1,5 @@
+import { type UploadCertificate, uploadForm } from '../../../src/client/upload-form.js';
 import { ApiError, api, authorization, errorOf } from '../api';
-
-interface Certificate {
-  policy: string;
-  signature: string;
-  upload_dir: string;
-  upload_host: string;
-  oss_access_key_id: string;
-  x_oss_object_acl: string;
-  x_oss_forbid_overwrite: string;
-}
 
 /**
  * Sends a local file through the gateway's upload protocol, as the DashScope SDK does
@@ -17,18 +8,14 @@ interface Certificate {
  */
 export async function uploadFile(file: File, model: string): Promise<string> {
   const query = new URLSearchParams({ action: 'getPolicy', model });
-  const { data } = await api<{ data: Certificate }>(`/api/v1/uploads?${query.toString()}`);
-  const key = `${data.upload_dir}/${safeName(file.name)}`;
-  const form = new FormData();
-  form.append('OSSAccessKeyId', data.oss_access_key_id);
-  form.append('Signature', data.signature);
-  form.append('policy', data.policy);
-  form.append('key', key);
-  form.append('x-oss-object-acl', data.x_oss_object_acl);
-  form.append('x-oss-forbid-overwrite', data.x_oss_forbid_overwrite);
-  form.append('success_action_status', '200');
-  form.append('x-oss-content-type', file.type || 'application/octet-stream');
-  form.append('file', file, safeName(file.name));
+  const { data } = await api<{ data: UploadCertificate }>(`/api/v1/uploads?${query.toString()}`);
+  const name = safeName(file.name);
+  const key = `${data.upload_dir}/${name}`;
+  const form = uploadForm(data, key, {
+    bytes: file,
+    name,
+    contentType: file.type || 'application/octet-stream',
+  });
   const response = await fetch(data.upload_host, { method: 'POST', body: form });
   if (!response.ok) throw await errorOf(response);
   return `oss://${key}`;
