@@ -6,6 +6,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCRIPT = path.join(ROOT, 'bench', 'proxy-fake-upstream.ts');
 const BARE_NODE_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-node.ts');
 const BARE_FASTIFY_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-fastify.ts');
+const BARE_BILLING_SCRIPT = path.join(ROOT, 'bench', 'proxy-bare-billing.ts');
 
 /**
  * What the fake has seen: calls waiting out the delay now, calls answered, and connections
@@ -86,6 +87,14 @@ export function startBareFastifyProxy(
   upstreamUrl: string,
 ): Promise<{ url: string; pid: number }> {
   return startReference(children, BARE_FASTIFY_SCRIPT, upstreamUrl, 'the bare Fastify proxy');
+}
+
+/** The bare Fastify proxy that commits a bill before each answer (bench/proxy-bare-billing.ts). */
+export function startBareBillingProxy(
+  children: Children,
+  upstreamUrl: string,
+): Promise<{ url: string; pid: number }> {
+  return startReference(children, BARE_BILLING_SCRIPT, upstreamUrl, 'the bare billing proxy');
 }
 
 async function startReference(

@@ -4,6 +4,7 @@ export const SETUP = {
   nginx: 'nginx proxy_pass (1 worker)',
   bareNode: 'bare Node.js proxy (node:http + undici)',
   bareFastify: 'bare Fastify proxy (Fastify + undici)',
+  bareBilling: 'bare Fastify proxy + a bill committed per answer (SQLite)',
   passThrough: 'imagegate, pass_through_urls',
   openAiRoute: 'imagegate, pass_through_urls, OpenAI route',
   randomRequestIds: "imagegate, pass_through_urls, callers' random X-Request-Id",

@@ -211,13 +211,14 @@ function crowdTargets(crowd: readonly CrowdResult[] | string): TargetRow[] {
   const runs = typeof crowd === 'string' ? [] : crowd;
   const rowOf = (setup: string, run: CrowdResult['run']) =>
     runs.find((row) => row.setup === setup && row.run === run);
-  return [SETUP.passThrough, SETUP.rehost, SETUP.bareFastify].flatMap((setup) =>
+  return [SETUP.passThrough, SETUP.rehost, SETUP.bareFastify, SETUP.bareBilling].flatMap((setup) =>
     (['cold', 'warm'] as const).map((run) => {
       const row = rowOf(setup, run);
       const floor = rowOf(SETUP.bareNode, run);
       const ratios = crowdRatios(row, floor);
       const held = heldPerCallerKiB(row);
-      const holdsMemory = run === 'cold' && setup !== SETUP.bareFastify;
+      const holdsMemory =
+        run === 'cold' && setup !== SETUP.bareFastify && setup !== SETUP.bareBilling;
       return {
         target: `4. 1,000 callers, 2 s upstream, ${setup}, ${run}: p50 / p99 against the bare Node.js proxy's / errors${holdsMemory ? ' / held memory per caller' : ''}`,
         wanted: `≤ ${CROWD_LATENCY_RATIO} / ≤ ${CROWD_LATENCY_RATIO} / 0${holdsMemory ? ' / 30 KB' : ''}`,

@@ -22,6 +22,7 @@ import { Children } from './proxy-children.js';
 import { post, sequentialLatency } from './proxy-client.js';
 import {
   type FakeUpstream,
+  startBareBillingProxy,
   startBareFastifyProxy,
   startBareNodeProxy,
   startFakeUpstream,
@@ -74,6 +75,7 @@ const CROWD_SETUPS: readonly string[] = [
   SETUP.nginx,
   SETUP.bareNode,
   SETUP.bareFastify,
+  SETUP.bareBilling,
   SETUP.passThrough,
   SETUP.rehost,
 ];
@@ -154,12 +156,13 @@ export default async function bench(): Promise<BenchRow[]> {
     const nginx = referencing ? await startNginx(children, fake.port) : undefined;
     const bareNode = referencing ? await startBareNodeProxy(children, fake.url) : undefined;
     const bareFastify = referencing ? await startBareFastifyProxy(children, fake.url) : undefined;
+    const bareBilling = referencing ? await startBareBillingProxy(children, fake.url) : undefined;
     const shared = comparing ? await openSharedBackend() : undefined;
     try {
       const { loads, alone } = comparing
         ? await compare(
             wrk,
-            setupsOf(children, fake, nginx, { bareNode, bareFastify }, shared?.env),
+            setupsOf(children, fake, nginx, { bareNode, bareFastify, bareBilling }, shared?.env),
             fake,
           )
         : { loads: [], alone: [] };
@@ -167,7 +170,7 @@ export default async function bench(): Promise<BenchRow[]> {
         children,
         fake,
         nginx,
-        { bareNode, bareFastify },
+        { bareNode, bareFastify, bareBilling },
         undefined,
       ).filter(({ name }) => CROWD_SETUPS.includes(name) && name.includes(ROWS));
       const crowd = !ONLY.has('crowd')
@@ -246,7 +249,10 @@ function setupsOf(
   children: Children,
   fake: FakeUpstream,
   nginx: RunningNginx | undefined,
-  references: Record<'bareNode' | 'bareFastify', { url: string; pid: number } | undefined>,
+  references: Record<
+    'bareNode' | 'bareFastify' | 'bareBilling',
+    { url: string; pid: number } | undefined
+  >,
   sharedEnv: Record<string, string> | undefined,
 ): Setup[] {
   const gateway = (
@@ -288,7 +294,7 @@ function setupsOf(
   return [
     fixed(SETUP.direct, fake.url, fake.pid),
     ...(nginx === undefined ? [] : [fixed(SETUP.nginx, nginx.url, nginx.workerPid)]),
-    ...(['bareNode', 'bareFastify'] as const).flatMap((name) => {
+    ...(['bareNode', 'bareFastify', 'bareBilling'] as const).flatMap((name) => {
       const reference = references[name];
       return reference === undefined ? [] : [fixed(SETUP[name], reference.url, reference.pid)];
     }),
