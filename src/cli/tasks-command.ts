@@ -4,12 +4,14 @@ import { imagesOf } from '../client/dashscope-generation.js';
 import { cancelTask, getTask, listTasks, type TaskAnswer } from '../client/tasks-api.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, readGatewayTarget } from './client-settings.js';
 import type { ClientContext } from './client-context.js';
+import { saveImage } from './image-files.js';
 import { UsageError } from './usage-error.js';
 
 export const TASKS_USAGE = `  imagegate tasks list [--status S] [--model M] [--page N] [--page-size N] [--json] [connection]
-  imagegate tasks get ID [--json] [connection]
+  imagegate tasks get ID [-o DIR] [--json] [connection]
   imagegate tasks cancel ID [connection]
-    The caller's asynchronous tasks on a running gateway (every task for an admin token).`;
+    The caller's asynchronous tasks on a running gateway (every task for an admin token);
+    get -o DIR saves a finished task's images there.`;
 
 function usage(): string {
   return `usage:\n${TASKS_USAGE}\nconnection:\n${CONNECTION_USAGE}`;
@@ -67,11 +69,29 @@ async function listCommand(args: string[], context: ClientContext): Promise<void
 }
 
 async function getCommand(args: string[], context: ClientContext): Promise<void> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean', default: false } }, true);
-  const task = await getTask(clientOf(values, context), oneId('get', positionals));
-  context.stdout.write(
-    values.json === true ? `${JSON.stringify(task, null, 2)}\n` : describeTask(task),
+  const { values, positionals } = parse(
+    args,
+    { json: { type: 'boolean', default: false }, output: { type: 'string', short: 'o' } },
+    true,
   );
+  const task = await getTask(clientOf(values, context), oneId('get', positionals));
+  if (values.json === true) {
+    context.stdout.write(`${JSON.stringify(task, null, 2)}\n`);
+    return;
+  }
+  const files =
+    typeof values.output === 'string' ? await saveAll(task, values.output, context) : undefined;
+  context.stdout.write(describeTask(task, files));
+}
+
+/** Downloads a finished task's images into `dir`, in order; answers their paths. */
+async function saveAll(task: TaskAnswer, dir: string, context: ClientContext): Promise<string[]> {
+  const files: string[] = [];
+  for (const [index, url] of imagesOf(task).entries())
+    files.push(
+      await saveImage(url, dir, task.output.task_id, index + 1, () => undefined, context.interrupt),
+    );
+  return files;
 }
 
 async function cancelCommand(args: string[], context: ClientContext): Promise<void> {
@@ -80,14 +100,16 @@ async function cancelCommand(args: string[], context: ClientContext): Promise<vo
   context.stdout.write(`task ${answer.output.task_id}: ${answer.output.task_status}\n`);
 }
 
-function describeTask(task: TaskAnswer): string {
+/** `files`: where its images were saved, when they were; their URLs are printed otherwise. */
+function describeTask(task: TaskAnswer, files?: readonly string[]): string {
   const { output } = task;
   const lines = [`task ${output.task_id}: ${output.task_status}`];
   if (output.submit_time !== undefined) lines.push(`submitted: ${output.submit_time}`);
   if (output.scheduled_time !== undefined) lines.push(`started:   ${output.scheduled_time}`);
   if (output.end_time !== undefined) lines.push(`ended:     ${output.end_time}`);
   if (output.code !== undefined) lines.push(`error:     ${output.code}: ${output.message ?? ''}`);
-  for (const [index, url] of imagesOf(task).entries()) lines.push(`image ${index + 1}: ${url}`);
+  for (const [index, url] of imagesOf(task).entries())
+    lines.push(`image ${index + 1}: ${files?.[index] ?? url}`);
   if (task.usage !== undefined) lines.push(`usage:     ${JSON.stringify(task.usage)}`);
   return `${lines.join('\n')}\n`;
 }

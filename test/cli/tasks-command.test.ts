@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { eventually } from '../helpers/waits.js';
 import {
   type ClientGateway,
   asyncGenerateArgs,
   outputDir,
+  pngAt,
   runClient,
   spawnClient,
   startClientGateway,
@@ -66,5 +68,29 @@ describe('imagegate tasks, and Ctrl-C during generate --async', () => {
     assert.equal(run.code, 2);
     assert.match(run.stderr, /tasks get: give exactly one task ID/);
     assert.match(run.stderr, /imagegate tasks list/);
+  });
+});
+
+describe('imagegate tasks get -o DIR', () => {
+  let client: ClientGateway;
+  before(async () => {
+    client = await startClientGateway();
+  });
+  after(() => client.gateway.close());
+
+  it("saves a finished task's images into DIR and prints their paths", async (t) => {
+    const generated = await runClient(client.env, ...asyncGenerateArgs(await outputDir(t)));
+    assert.equal(generated.code, 0, generated.stderr);
+    const taskId = /^task (\S+): /m.exec(generated.stdout)![1]!;
+    const dir = await outputDir(t);
+    const shown = await runClient(client.env, 'tasks', 'get', taskId, '-o', dir);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, new RegExp(`^task ${taskId}: SUCCEEDED$`, 'm'));
+    const file = path.join(dir, `imagegate-${taskId}-1.png`);
+    assert.match(
+      shown.stdout,
+      new RegExp(`^image 1: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
+    );
+    assert.deepEqual(await pngAt(file), { width: 1024, height: 1024 });
   });
 });
