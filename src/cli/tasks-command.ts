@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { GatewayClient } from '../client/gateway-client.js';
 import { imagesOf } from '../client/dashscope-generation.js';
@@ -5,6 +6,7 @@ import { cancelTask, getTask, listTasks, type TaskAnswer } from '../client/tasks
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, readGatewayTarget } from './client-settings.js';
 import type { ClientContext } from './client-context.js';
 import { saveImage } from './image-files.js';
+import { Interrupted } from './interrupted.js';
 import { UsageError } from './usage-error.js';
 
 export const TASKS_USAGE = `  imagegate tasks list [--status S] [--model M] [--page N] [--page-size N] [--json] [connection]
@@ -74,6 +76,11 @@ async function getCommand(args: string[], context: ClientContext): Promise<void>
     { json: { type: 'boolean', default: false }, output: { type: 'string', short: 'o' } },
     true,
   );
+  if (values.json === true && typeof values.output === 'string')
+    throw new UsageError(
+      'tasks get: -o saves the images, --json prints the answer: give one',
+      usage(),
+    );
   const task = await getTask(clientOf(values, context), oneId('get', positionals));
   if (values.json === true) {
     context.stdout.write(`${JSON.stringify(task, null, 2)}\n`);
@@ -86,11 +93,24 @@ async function getCommand(args: string[], context: ClientContext): Promise<void>
 
 /** Downloads a finished task's images into `dir`, in order; answers their paths. */
 async function saveAll(task: TaskAnswer, dir: string, context: ClientContext): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
   const files: string[] = [];
-  for (const [index, url] of imagesOf(task).entries())
-    files.push(
-      await saveImage(url, dir, task.output.task_id, index + 1, () => undefined, context.interrupt),
-    );
+  try {
+    for (const [index, url] of imagesOf(task).entries())
+      files.push(
+        await saveImage(
+          url,
+          dir,
+          task.output.task_id,
+          index + 1,
+          () => undefined,
+          context.interrupt,
+        ),
+      );
+  } catch (error) {
+    if (context.interrupt?.aborted === true) throw new Interrupted();
+    throw error;
+  }
   return files;
 }
 

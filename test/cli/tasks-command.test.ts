@@ -82,7 +82,8 @@ describe('imagegate tasks get -o DIR', () => {
     const generated = await runClient(client.env, ...asyncGenerateArgs(await outputDir(t)));
     assert.equal(generated.code, 0, generated.stderr);
     const taskId = /^task (\S+): /m.exec(generated.stdout)![1]!;
-    const dir = await outputDir(t);
+    // A directory that does not exist yet is made, as generate -o makes one.
+    const dir = path.join(await outputDir(t), 'saved');
     const shown = await runClient(client.env, 'tasks', 'get', taskId, '-o', dir);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, new RegExp(`^task ${taskId}: SUCCEEDED$`, 'm'));
@@ -92,5 +93,8 @@ describe('imagegate tasks get -o DIR', () => {
       new RegExp(`^image 1: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
     );
     assert.deepEqual(await pngAt(file), { width: 1024, height: 1024 });
+    const both = await runClient(client.env, 'tasks', 'get', taskId, '-o', dir, '--json');
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /tasks get: -o saves the images, --json prints the answer/);
   });
 });
