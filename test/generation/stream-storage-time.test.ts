@@ -34,8 +34,8 @@ for (const incremental of [true, false]) {
       row.imagesBilled >= 1 && row.imagesBilled === row.imagesDelivered,
       JSON.stringify(row),
     );
+    // Whole milliseconds: two small saves on a fast disk may round to 0, never to nothing.
     assert.equal(typeof row.storageMs, 'number', JSON.stringify(row));
-    assert.ok((row.storageMs ?? 0) > 0, JSON.stringify(row));
   });
 }
 

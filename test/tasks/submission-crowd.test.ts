@@ -184,10 +184,10 @@ async function checkOutcomes(
       assert.equal(rowOf(caller.requestId)?.imagesBilled, IMAGES, what);
     } else if (task.state === 'SUCCEEDED') {
       // The documented window: the answer was handed to the connection ('finish') before the
-      // gateway saw it close, and the caller destroyed it unread; only a random leaver can be
+      // gateway saw it close (if it has yet), and the caller destroyed it unread; only a random leaver can be
       // caught in it.
       assert.equal(caller.plan, 'random', what);
-      assert.deepEqual(handOvers.get(caller.requestId), ['finish', 'close'], what);
+      assert.equal(handOvers.get(caller.requestId)?.[0], 'finish', what);
       handedOverUnread.push(caller.requestId);
     } else {
       assert.equal(task.state, 'CANCELED', what);
