@@ -7,6 +7,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly requestId: string | undefined,
+    /** Seconds to wait before asking again, from a refusal's `Retry-After`. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -19,6 +21,7 @@ export function authorization(token = storedToken()): Record<string, string> {
 /** An answer that is not 2xx, as an ApiError carrying what the gateway said. */
 export async function errorOf(response: Response): Promise<ApiError> {
   const text = await response.text();
+  const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
   try {
     const body = JSON.parse(text) as { code?: string; message?: string; request_id?: string };
     return new ApiError(
@@ -26,6 +29,7 @@ export async function errorOf(response: Response): Promise<ApiError> {
       body.code ?? `HTTP ${response.status}`,
       body.message ?? text,
       body.request_id,
+      Number.isFinite(retryAfter) ? retryAfter : undefined,
     );
   } catch {
     return new ApiError(response.status, `HTTP ${response.status}`, text.slice(0, 300), undefined);

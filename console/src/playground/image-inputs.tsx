@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../api';
 import { BoxEditor } from './box-editor';
 import type { Box, InputImage } from './form-state';
@@ -20,11 +20,28 @@ export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInpu
   const [url, setUrl] = useState('');
   const [over, setOver] = useState(false);
 
+  // A preview holds its image's bytes (up to 20 MiB) until its blob: URL is revoked: when the
+  // image is removed, or when the playground is left.
+  const shown = useRef<{ images: InputImage[]; mounted: boolean }>({ images, mounted: true });
+  shown.current.images = images;
+  useEffect(() => {
+    const current = shown.current;
+    current.mounted = true;
+    return () => {
+      current.mounted = false;
+      for (const image of current.images) URL.revokeObjectURL(image.preview);
+    };
+  }, []);
+
   /** Runs one image's loading with the busy count shown, and its failure said under `name`. */
   async function adding(name: string, load: () => Promise<InputImage>): Promise<void> {
     setBusy((count) => count + 1);
     try {
       const image = await load();
+      if (!shown.current.mounted) {
+        URL.revokeObjectURL(image.preview);
+        return;
+      }
       onImages((current) => [...current, image]);
     } catch (error) {
       setProblem(`${name}: ${messageOf(error)}`);
@@ -151,9 +168,10 @@ export function ImageInputs({ model, images, boxesAllowed, onImages }: ImageInpu
             <button
               type="button"
               class="link"
-              onClick={() =>
-                onImages((current) => current.filter((other) => other.id !== image.id))
-              }
+              onClick={() => {
+                URL.revokeObjectURL(image.preview);
+                onImages((current) => current.filter((other) => other.id !== image.id));
+              }}
             >
               Remove image {index + 1}
             </button>

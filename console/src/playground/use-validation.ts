@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, messageOf } from '../api';
+import { ApiError, api, messageOf } from '../api';
 
 export type Validation =
   { state: 'checking' } | { state: 'valid'; mode: string } | { state: 'invalid'; message: string };
@@ -16,15 +16,22 @@ export function useValidation(body: Record<string, unknown>): Validation {
   const [validation, setValidation] = useState<Validation>({ state: 'checking' });
   useEffect(() => {
     let current = true;
-    setValidation({ state: 'checking' });
-    const timer = setTimeout(() => {
+    let timer: ReturnType<typeof setTimeout>;
+    const check = () => {
       api<{ mode: string }>('/console/api/validate', { body: JSON.parse(text) as unknown })
         .then((answer) => current && setValidation({ state: 'valid', mode: answer.mode }))
-        .catch(
-          (error: unknown) =>
-            current && setValidation({ state: 'invalid', message: messageOf(error) }),
-        );
-    }, SETTLE_MS);
+        .catch((error: unknown) => {
+          if (!current) return;
+          // Over the console's allowance: the body is not at fault; ask again when allowed.
+          if (error instanceof ApiError && error.code === 'Throttling.RateQuota') {
+            timer = setTimeout(check, (error.retryAfterSeconds ?? 1) * 1000);
+            return;
+          }
+          setValidation({ state: 'invalid', message: messageOf(error) });
+        });
+    };
+    setValidation({ state: 'checking' });
+    timer = setTimeout(check, SETTLE_MS);
     return () => {
       current = false;
       clearTimeout(timer);
