@@ -1,6 +1,6 @@
 // The floor under any gateway that bills an answer before handing it over (docs/admission.md):
 // the bare Fastify proxy (bench/proxy-bare-fastify.ts) that, once the upstream has answered,
-// commits the bill (a token's counter and one ledger row of the gateway's width) in SQLite and
+// commits the bill (a token's counter and one ledger row of 17 of the gateway's 24 columns) in SQLite and
 // only then replies. Bills of one turn of the event loop share one transaction, as the gateway's
 // group commit does (docs/decisions/0003-group-commit-per-turn.md). No auth, no validation, no
 // reservation: what lies between this row and the bare Fastify proxy is the cost of committing a
@@ -76,8 +76,12 @@ function billed(images: number, receivedAt: number, upstreamMs: number): Promise
       setImmediate(() => {
         const bills = waiting;
         waiting = [];
-        commitTurn(bills);
-        for (const bill of bills) bill.settled();
+        try {
+          commitTurn(bills);
+        } finally {
+          // A failed commit is the bench's own fault; its answers still go, so nothing hangs.
+          for (const bill of bills) bill.settled();
+        }
       });
     waiting.push({ images, receivedAt, upstreamMs, settled });
   });

@@ -11,7 +11,7 @@ import { makePng } from '../inputs/image-fixtures.js';
 import { sdkFormFields, uploadCertificate } from '../helpers/sdk-uploads.js';
 import { MODEL_B } from '../../src/domain/models.js';
 
-// docs/api.md "The console's own calls": POST /console/api/preview fetches an image URL through
+// docs/operations.md (Web console, "Endpoints of its own"): POST /console/api/preview fetches an image URL through
 // the inputs stage a generation uses, so that the playground can show it (and draw boxes on it)
 // under its Content-Security-Policy; it and the validator count against a console allowance.
 
