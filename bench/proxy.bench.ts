@@ -8,7 +8,7 @@
 //   npm run bench -- proxy --only=largest,crowd   only those parts (compare, crowd, largest,
 //                                                 large-image)
 //   npm run bench -- proxy --rows=PostgreSQL      only the comparison's and the crowd's rows whose
-//                                                 names contain it
+//                                                 names contain it (several: --rows=bare,imagegate)
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -58,8 +58,11 @@ const QUICK = process.argv.includes('--quick');
 const PARTS = ['compare', 'crowd', 'largest', 'large-image'] as const;
 type Part = (typeof PARTS)[number];
 const ONLY = onlyParts(process.argv);
-const ROWS =
-  process.argv.find((argument) => argument.startsWith('--rows='))?.slice('--rows='.length) ?? '';
+const ROWS = (
+  process.argv.find((argument) => argument.startsWith('--rows='))?.slice('--rows='.length) ?? ''
+).split(',');
+/** `--rows=a,b`: the rows whose names contain any of the texts. */
+const rowChosen = (name: string): boolean => ROWS.some((text) => name.includes(text));
 const LOAD_SECONDS = Number(process.env.PROXY_BENCH_SECONDS ?? (QUICK ? 2 : 10));
 const WARMUP_SECONDS = QUICK ? 1 : 2;
 const CONNECTIONS = 64;
@@ -172,7 +175,7 @@ export default async function bench(): Promise<BenchRow[]> {
         nginx,
         { bareNode, bareFastify, bareBilling },
         undefined,
-      ).filter(({ name }) => CROWD_SETUPS.includes(name) && name.includes(ROWS));
+      ).filter(({ name }) => CROWD_SETUPS.includes(name) && rowChosen(name));
       const crowd = !ONLY.has('crowd')
         ? 'crowd: not run (--only)'
         : wrk === undefined
@@ -227,7 +230,7 @@ async function compare(
   const alone: AloneRow[] = [];
   for (const upstreamDelayMs of [0, SLOW_UPSTREAM_MS]) {
     await fake.setDelay(upstreamDelayMs);
-    for (const setup of setups.filter(({ name }) => name.includes(ROWS))) {
+    for (const setup of setups.filter(({ name }) => rowChosen(name))) {
       process.stderr.write(`proxy bench: ${setup.name}, upstream delay ${upstreamDelayMs} ms\n`);
       const target = await setup.open();
       try {
