@@ -1,12 +1,13 @@
-// Instructions per request of the built gateway, counted by valgrind's callgrind: the CPU cost of
-// one request alone, as a number that does not move with the machine's load. Timed CPU figures
+// Instructions per request of the built gateway, and of the proxy bench's references (the bare
+// Node.js and Fastify proxies, and the one that bills), counted by valgrind's callgrind: the CPU
+// cost of one request alone, as a number that does not move with the machine's load. Timed CPU figures
 // (the proxy bench) swing by a fifth between runs on a shared VM; this count repeats to within
 // a few percent (the warm count: up to about 3% between runs of one build, as V8's optimisation
 // decisions differ), so a change of several percent can be seen across commits, and a smaller
 // one in alternated runs.
 //   npm run bench -- instructions
 //   INSTRUCTIONS_WARMUP=N INSTRUCTIONS_COUNTED=N   requests before counting, and counted
-//   INSTRUCTIONS_ONLY=text                         only the setups whose names contain it
+//   INSTRUCTIONS_ONLY=text[,text]                  only the rows whose names contain one of them
 //   INSTRUCTIONS_KEEP=directory                    keep callgrind's files there (one per
 //                                                  thread), for callgrind_annotate
 // The quota-token setup (PostgreSQL and Redis, as the proxy bench's) runs when both are reachable.
@@ -29,7 +30,14 @@ import { MODEL_A } from '../src/domain/models.js';
 import type { BenchRow } from './bench-row.js';
 import { Children } from './proxy-children.js';
 import { post } from './proxy-client.js';
-import { startFakeUpstream } from './proxy-fake-control.js';
+import {
+  type ReferenceOptions,
+  type RunningReference,
+  startBareBillingProxy,
+  startBareFastifyProxy,
+  startBareNodeProxy,
+  startFakeUpstream,
+} from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
 import { openSharedBackend, QUOTA_TOKEN_LIMITS } from './proxy-postgres-redis.js';
 
@@ -56,9 +64,35 @@ const OPENAI_ROUTE: Route = {
   body: JSON.stringify({ model: MODEL_A, prompt: 'a lighthouse at dusk', n: 1 }),
 };
 
-const ONLY = process.env.INSTRUCTIONS_ONLY ?? '';
+const ONLY = (process.env.INSTRUCTIONS_ONLY ?? '').split(',');
+const chosen = (name: string): boolean => ONLY.some((text) => name.includes(text));
 const KEEP = process.env.INSTRUCTIONS_KEEP;
 const SHARED_SETUP_NAME = 'pass_through_urls, quota token on PostgreSQL + Redis';
+
+/**
+ * The floors the gateway is read against: what a Node.js proxy does per request at the least, on
+ * node:http, on Fastify, and on Fastify committing a bill per answer (the proxy bench's references).
+ */
+const REFERENCES: {
+  name: string;
+  start: (
+    children: Children,
+    upstreamUrl: string,
+    options: ReferenceOptions,
+  ) => Promise<RunningReference>;
+}[] = [
+  { name: 'reference: bare Node.js proxy', start: startBareNodeProxy },
+  { name: 'reference: bare Fastify proxy', start: startBareFastifyProxy },
+  { name: 'reference: bare Fastify proxy + a bill', start: startBareBillingProxy },
+];
+
+/** What a row counts: a process on the callgrind wrapper, and how to call it. */
+interface Subject {
+  url: string;
+  pid: number;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
 
 function setups(sharedEnv: Record<string, string> | undefined) {
   const passThrough: GatewaySetup = { passThroughUrls: true, logLevel: 'warn' };
@@ -77,7 +111,7 @@ function setups(sharedEnv: Record<string, string> | undefined) {
         tokenLimits: QUOTA_TOKEN_LIMITS,
       },
     });
-  return all.filter(({ name }) => name.includes(ONLY));
+  return all.filter(({ name }) => chosen(name));
 }
 
 export default async function bench(): Promise<BenchRow[]> {
@@ -89,41 +123,60 @@ export default async function bench(): Promise<BenchRow[]> {
   const children = new Children();
   const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-instructions-'));
   const rows: Counted[] = [];
-  const shared = SHARED_SETUP_NAME.includes(ONLY) ? await openSharedBackend() : undefined;
+  const shared = chosen(SHARED_SETUP_NAME) ? await openSharedBackend() : undefined;
   try {
     const fake = await startFakeUpstream(children);
-    for (const { name, setup, route = DASHSCOPE_ROUTE } of setups(shared?.env)) {
+    const subjects: {
+      name: string;
+      route: Route;
+      start: (wrapper: string[]) => Promise<Subject>;
+    }[] = [
+      ...setups(shared?.env).map(({ name, setup, route = DASHSCOPE_ROUTE }) => ({
+        name,
+        route,
+        start: async (wrapper: string[]) => {
+          const gateway = await startGateway(children, fake.url, { ...setup, wrapper });
+          return { ...gateway, headers: { authorization: gateway.authorization } };
+        },
+      })),
+      ...REFERENCES.filter(({ name }) => chosen(name)).map(({ name, start }) => ({
+        name,
+        route: DASHSCOPE_ROUTE,
+        start: async (wrapper: string[]) => ({
+          ...(await start(children, fake.url, { wrapper, env: { HOST: '127.0.0.1' } })),
+          headers: {},
+        }),
+      })),
+    ];
+    for (const { name, route, start } of subjects) {
       process.stderr.write(`instructions bench: ${name} (${WARMUP} + ${COUNTED} requests)\n`);
       const outFile = path.join(directory, `${rows.length}.callgrind`);
-      const gateway = await startGateway(children, fake.url, {
-        ...setup,
-        wrapper: [
-          'valgrind',
-          '--tool=callgrind',
-          '--instr-atstart=no',
-          '--separate-threads=yes',
-          `--callgrind-out-file=${outFile}`,
-        ],
-      });
+      const subject = await start([
+        'valgrind',
+        '--tool=callgrind',
+        '--instr-atstart=no',
+        '--separate-threads=yes',
+        `--callgrind-out-file=${outFile}`,
+      ]);
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       try {
         const send = async (count: number) => {
           for (let i = 0; i < count; i++) {
-            const answer = await post(agent, `${gateway.url}${route.path}`, route.body, {
+            const answer = await post(agent, `${subject.url}${route.path}`, route.body, {
               'content-type': 'application/json',
-              authorization: gateway.authorization,
+              ...subject.headers,
             });
             if (answer.status !== 200) throw new Error(`${name}: answered ${answer.status}`);
           }
         };
         await send(WARMUP);
-        await instrumentation('on', gateway.pid);
+        await instrumentation('on', subject.pid);
         await send(COUNTED);
-        await instrumentation('off', gateway.pid);
+        await instrumentation('off', subject.pid);
       } finally {
         agent.destroy();
-        // callgrind writes its counts as the gateway exits.
-        await gateway.stop();
+        // callgrind writes its counts as the process exits.
+        await subject.stop();
       }
       rows.push({ name, ...(await instructionsPerRequest(directory, outFile)) });
     }
@@ -176,9 +229,9 @@ async function instructionsPerRequest(
 }
 
 /**
- * Switches callgrind's counting in the running gateway. vgdb finds the process by a file named
- * after the USER and HOST variables of both sides, and the gateway runs with HOST=127.0.0.1 (its
- * listening address): callgrind_control must see the same.
+ * Switches callgrind's counting in a running process. vgdb finds the process by a file named
+ * after the USER and HOST variables of both sides, and every process counted here runs with
+ * HOST=127.0.0.1 (the gateway's listening address): callgrind_control must see the same.
  */
 async function instrumentation(state: 'on' | 'off', pid: number): Promise<void> {
   const { stdout } = await run('callgrind_control', [`--instr=${state}`, String(pid)], {
@@ -195,7 +248,7 @@ function totalInstructions(callgrindOutput: string): number {
 
 function printTable(rows: Counted[]): void {
   const count = (value: number) => Math.round(value).toLocaleString('en-US').padStart(13);
-  const title = 'gateway, one request at a time';
+  const title = 'one request at a time';
   const width = Math.max(title.length, ...rows.map((row) => row.name.length));
   console.log(`\n| ${title.padEnd(width)} | instructions per request: main thread | all threads |`);
   console.log(`|${'-'.repeat(width + 2)}|${'-'.repeat(39)}|${'-'.repeat(15)}|`);
@@ -209,6 +262,11 @@ function printTable(rows: Counted[]): void {
     console.log(
       `\nre-hosting against pass-through (user space only): main thread ${(rehost.mainThread / passThrough.mainThread).toFixed(2)}x, all threads ${(rehost.allThreads / passThrough.allThreads).toFixed(2)}x\n`,
     );
+  for (const reference of rows.filter((row) => row.name.startsWith('reference: ')))
+    if (passThrough !== undefined)
+      console.log(
+        `pass-through against the ${reference.name.slice('reference: '.length)}: main thread ${(passThrough.mainThread / reference.mainThread).toFixed(2)}x, all threads ${(passThrough.allThreads / reference.allThreads).toFixed(2)}x`,
+      );
   const openai = rows.find((row) => row.name.endsWith('OpenAI route'));
   if (passThrough !== undefined && openai !== undefined)
     console.log(

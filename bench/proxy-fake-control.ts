@@ -73,40 +73,84 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
   };
 }
 
+/** A reference proxy once it listens. */
+export interface RunningReference {
+  url: string;
+  pid: number;
+  /** SIGTERM, then SIGKILL after a grace time; resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** How a reference proxy is started: a command it runs under (e.g. valgrind), more variables. */
+export interface ReferenceOptions {
+  wrapper?: readonly string[];
+  env?: Record<string, string>;
+}
+
 /** The bare Node.js proxy (bench/proxy-bare-node.ts) in front of `upstreamUrl`. */
 export function startBareNodeProxy(
   children: Children,
   upstreamUrl: string,
-): Promise<{ url: string; pid: number }> {
-  return startReference(children, BARE_NODE_SCRIPT, upstreamUrl, 'the bare Node.js proxy');
+  options: ReferenceOptions = {},
+): Promise<RunningReference> {
+  return startReference(children, BARE_NODE_SCRIPT, upstreamUrl, 'the bare Node.js proxy', options);
 }
 
 /** The same on Fastify (bench/proxy-bare-fastify.ts) in front of `upstreamUrl`. */
 export function startBareFastifyProxy(
   children: Children,
   upstreamUrl: string,
-): Promise<{ url: string; pid: number }> {
-  return startReference(children, BARE_FASTIFY_SCRIPT, upstreamUrl, 'the bare Fastify proxy');
+  options: ReferenceOptions = {},
+): Promise<RunningReference> {
+  return startReference(
+    children,
+    BARE_FASTIFY_SCRIPT,
+    upstreamUrl,
+    'the bare Fastify proxy',
+    options,
+  );
 }
 
 /** The bare Fastify proxy that commits a bill before each answer (bench/proxy-bare-billing.ts). */
 export function startBareBillingProxy(
   children: Children,
   upstreamUrl: string,
-): Promise<{ url: string; pid: number }> {
-  return startReference(children, BARE_BILLING_SCRIPT, upstreamUrl, 'the bare billing proxy');
+  options: ReferenceOptions = {},
+): Promise<RunningReference> {
+  return startReference(
+    children,
+    BARE_BILLING_SCRIPT,
+    upstreamUrl,
+    'the bare billing proxy',
+    options,
+  );
 }
+
+/** Under a wrapper such as valgrind, a reference takes minutes rather than seconds to start. */
+const WRAPPED_START_TIMEOUT_MS = 300_000;
 
 async function startReference(
   children: Children,
   script: string,
   upstreamUrl: string,
   name: string,
-): Promise<{ url: string; pid: number }> {
-  const child = children.spawn(process.execPath, ['--import', 'tsx', script, upstreamUrl], {
+  { wrapper = [], env = {} }: ReferenceOptions,
+): Promise<RunningReference> {
+  const command = [...wrapper, process.execPath, '--import', 'tsx', script, upstreamUrl];
+  const child = children.spawn(command[0] as string, command.slice(1), {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const match = await firstMatch(child, /\{"port":(\d+)\}/, name);
-  return { url: `http://127.0.0.1:${match[1]}`, pid: child.pid as number };
+  const match = await firstMatch(
+    child,
+    /\{"port":(\d+)\}/,
+    name,
+    wrapper.length === 0 ? undefined : WRAPPED_START_TIMEOUT_MS,
+  );
+  return {
+    url: `http://127.0.0.1:${match[1]}`,
+    pid: child.pid as number,
+    stop: () => children.stop(child),
+  };
 }
