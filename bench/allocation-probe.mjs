@@ -5,9 +5,12 @@
 //          async_hooks reports their creation;
 //   heap   the bytes allocated, collected or not, sampled by V8's heap profiler.
 // The two are kept apart because enabling async_hooks changes how V8 runs promises. At the end of
-// each window one JSON line goes to ALLOCATION_PROBE_OUT.
+// each window one JSON line goes to ALLOCATION_PROBE_OUT. With ALLOCATION_PROBE_KEEP=directory, a
+// heap window's sampled profile is kept there too (heap-<window>.heapprofile: Chromium's DevTools
+// open it, and bench/allocation-sites.ts sums it by function and by file).
 import { createHook } from 'node:async_hooks';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Session } from 'node:inspector';
 
 /** Bytes between two samples: small enough that a few thousand requests give a steady figure. */
@@ -15,6 +18,7 @@ const SAMPLING_INTERVAL_BYTES = 4096;
 
 const windows = (process.env.ALLOCATION_PROBE_WINDOWS ?? '').split(',').filter(Boolean);
 const out = process.env.ALLOCATION_PROBE_OUT;
+const keep = process.env.ALLOCATION_PROBE_KEEP;
 const counts = new Map();
 const hook = createHook({
   init(_id, type) {
@@ -70,12 +74,14 @@ process.on('SIGUSR2', () => {
     hook.disable();
     report({ kind, counts: Object.fromEntries(counts) });
   } else {
-    session.post('HeapProfiler.stopSampling', (error, result) =>
+    session.post('HeapProfiler.stopSampling', (error, result) => {
+      if (error === null && keep !== undefined)
+        writeFileSync(path.join(keep, `heap-${index}.heapprofile`), JSON.stringify(result.profile));
       report(
         error === null
           ? { kind, bytes: totalBytes(result.profile.head) }
           : { kind, error: String(error) },
-      ),
-    );
+      );
+    });
   }
 });
