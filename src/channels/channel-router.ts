@@ -14,7 +14,7 @@ import {
 } from '../engine/engine.js';
 import { outputOf } from '../engine/engine-run.js';
 import type { ResultStore } from '../storage/result-store.js';
-import type { AttemptFailure, AttemptResult } from './attempt-result.js';
+import type { AttemptFailure, AttemptResult, UpstreamOutput } from './attempt-result.js';
 import { type FailurePolicy, policyFor } from './failure-policy.js';
 import { missingFeatures, requiredFeatures } from './capabilities.js';
 import type { Channel } from './channel.js';
@@ -104,51 +104,11 @@ export class ChannelRouter implements Engine {
       const attemptUpstreamMs = this.monotonicNow() - started - attemptQueueMs;
       lastTried = name;
       upstreamMs += attemptUpstreamMs;
-      if (result.ok) {
-        channel.health.breaker.succeeded();
-        channel.health.succeeded(attemptUpstreamMs);
-        const produced = {
-          channel: name,
-          upstreamMs: attemptUpstreamMs,
-          imagesReported: result.output.imagesReported,
-          imagesReceived: result.output.images.length,
-        };
-        let images: EngineImage[];
-        try {
-          // The caller left while the upstream worked: its report is recorded, nothing delivered.
-          job.signal.throwIfAborted();
-          images = keepsUpstreamUrls(channel, job)
-            ? result.output.images
-            : await this.rehost(channel, result.output.images, job);
-        } catch (error) {
-          throw new FailedAfterProduction(error, produced);
-        }
-        const output: EngineOutput = {
-          images,
-          width: result.output.width,
-          height: result.output.height,
-          channel: name,
-          upstreamMs: attemptUpstreamMs,
-          queueMs,
-        };
-        if (result.output.tokens !== undefined) output.tokens = result.output.tokens;
-        if (result.output.imagesReported !== undefined)
-          output.imagesReported = result.output.imagesReported;
-        return output;
-      }
+      if (result.ok)
+        return this.outputFrom(channel, job, result.output, attemptUpstreamMs, queueMs);
 
       const { failure } = result;
-      const policy = policyFor(failure, job.signal.aborted);
-      const detail =
-        failure.kind === 'timeout' ? `${failure.detail} (limit ${limitMs} ms)` : failure.detail;
-      channel.health.breaker[policy.breaker]();
-      if (policy.health === 'failed') channel.health.failed(detail);
-      else if (policy.health === 'taken-out') channel.health.takeOut(detail);
-      if (policy.log !== undefined)
-        this.dependencies.log[policy.log.level](
-          { channel: name, request_id: job.requestId, kind: failure.kind, detail },
-          policy.log.message,
-        );
+      const { policy, detail } = this.judgeFailure(channel, job, failure, limitMs);
       if (policy.then === 'stop') job.signal.throwIfAborted();
       if (policy.then === 'answer-refusal' && failure.callerError !== undefined)
         throw triedLast(failure.callerError);
@@ -159,6 +119,74 @@ export class ChannelRouter implements Engine {
     }
     const exhausted = channelsExhausted(model, notes, undefined);
     throw triedLast(overloaded ? asOverloaded(exhausted) : exhausted);
+  }
+
+  /**
+   * A successful attempt's output, its images re-hosted unless they reach the caller as they
+   * are. Past this point the upstream has produced (and charges for) the images: a failure here
+   * carries its report, never a failover.
+   */
+  private async outputFrom(
+    channel: Channel,
+    job: EngineJob,
+    upstream: UpstreamOutput,
+    upstreamMs: number,
+    queueMs: number,
+  ): Promise<EngineOutput> {
+    const name = channel.config.name;
+    channel.health.breaker.succeeded();
+    channel.health.succeeded(upstreamMs);
+    const produced = {
+      channel: name,
+      upstreamMs,
+      imagesReported: upstream.imagesReported,
+      imagesReceived: upstream.images.length,
+    };
+    let images: EngineImage[];
+    try {
+      // The caller left while the upstream worked: its report is recorded, nothing delivered.
+      job.signal.throwIfAborted();
+      images = keepsUpstreamUrls(channel, job)
+        ? upstream.images
+        : await this.rehost(channel, upstream.images, job);
+    } catch (error) {
+      throw new FailedAfterProduction(error, produced);
+    }
+    const output: EngineOutput = {
+      images,
+      width: upstream.width,
+      height: upstream.height,
+      channel: name,
+      upstreamMs,
+      queueMs,
+    };
+    if (upstream.tokens !== undefined) output.tokens = upstream.tokens;
+    if (upstream.imagesReported !== undefined) output.imagesReported = upstream.imagesReported;
+    return output;
+  }
+
+  /**
+   * What a failed attempt means (its policy), applied to the channel's breaker and health and to
+   * the log; the detail the answer and the channel's status give.
+   */
+  private judgeFailure(
+    channel: Channel,
+    job: EngineJob,
+    failure: AttemptFailure,
+    limitMs: number,
+  ): { policy: FailurePolicy; detail: string } {
+    const policy = policyFor(failure, job.signal.aborted);
+    const detail =
+      failure.kind === 'timeout' ? `${failure.detail} (limit ${limitMs} ms)` : failure.detail;
+    channel.health.breaker[policy.breaker]();
+    if (policy.health === 'failed') channel.health.failed(detail);
+    else if (policy.health === 'taken-out') channel.health.takeOut(detail);
+    if (policy.log !== undefined)
+      this.dependencies.log[policy.log.level](
+        { channel: channel.config.name, request_id: job.requestId, kind: failure.kind, detail },
+        policy.log.message,
+      );
+    return { policy, detail };
   }
 
   /** The channels that serve the job's model and can do what it asks, in the order to try them. */
