@@ -59,93 +59,101 @@ const DEFAULT_MAX_CONCURRENT_FETCHES = 32;
 
 /** Builds the inputs stage from operator settings. */
 export function createInputLoader(options: InputLoaderOptions): FetchingInputLoader {
-  const settings: FetchSettings = {
-    policy: addressPolicy(options.allowPrivateAddresses),
-    resolveHost: resolveWithSystemDns,
-    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-    totalTimeoutMs: options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS,
-    maxBytes: options.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES,
-    maxRedirects: options.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
-  };
-
-  const processFetches = new Semaphore(
-    options.maxConcurrentFetches ?? DEFAULT_MAX_CONCURRENT_FETCHES,
+  return new SettingsInputLoader(
+    {
+      policy: addressPolicy(options.allowPrivateAddresses),
+      resolveHost: resolveWithSystemDns,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      totalTimeoutMs: options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS,
+      maxBytes: options.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES,
+      maxRedirects: options.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
+    },
+    new Semaphore(options.maxConcurrentFetches ?? DEFAULT_MAX_CONCURRENT_FETCHES),
+    options.stored,
   );
+}
 
-  const stored = options.stored;
+/** Loads a request's images: inline, uploaded, one of our own results, or fetched by URL. */
+class SettingsInputLoader implements FetchingInputLoader {
+  constructor(
+    private readonly settings: FetchSettings,
+    /** URL fetches of the whole process. */
+    private readonly processFetches: Semaphore,
+    private readonly stored: StoredInputs | undefined,
+  ) {}
 
-  async function loadOne(
+  fetches(): { running: number; waiting: number } {
+    return { running: this.processFetches.holders, waiting: this.processFetches.waiters };
+  }
+
+  async load(
+    images: readonly InputImage[],
+    cancellation: Cancellation,
+    uploads: UploadAccess = NO_UPLOAD_ACCESS,
+  ): Promise<LoadedImage[]> {
+    cancellation.throwIfAborted();
+    if (images.length === 0) return [];
+    // Fetches, DNS look-ups and the siblings below want a real AbortSignal.
+    const signal = asAbortSignal(cancellation);
+    // The first failure decides the answer, so the other fetches are stopped rather than awaited.
+    const siblings = new AbortController();
+    const loadSignal = AbortSignal.any([signal, siblings.signal]);
+    try {
+      const requestFetches = new Semaphore(FETCHES_PER_REQUEST);
+      return await Promise.all(
+        images.map((image) => this.loadOne(image, requestFetches, uploads, loadSignal)),
+      );
+    } catch (error) {
+      siblings.abort();
+      throw error;
+    }
+  }
+
+  private async loadOne(
     image: InputImage,
     requestFetches: Semaphore,
     uploads: UploadAccess,
     signal: AbortSignal,
   ): Promise<LoadedImage> {
     const { source, path } = image;
+    const { maxBytes } = this.settings;
     const bytes: ImageBytes =
       source.kind === 'data'
-        ? bytesOfBase64(source.base64, path, settings.maxBytes)
+        ? bytesOfBase64(source.base64, path, maxBytes)
         : bytesInMemory(
             source.kind === 'upload'
               ? source.bytes
               : source.kind === 'oss'
-                ? await readUpload(source.key, path, uploads)
-                : await readUrl(source.url, path, requestFetches, signal),
+                ? await this.readUpload(source.key, path, uploads)
+                : await this.readUrl(source.url, path, requestFetches, signal),
           );
-    return checkImage(bytes, path, settings.maxBytes);
+    return checkImage(bytes, path, maxBytes);
   }
 
-  async function readUpload(key: string, path: string, uploads: UploadAccess): Promise<Buffer> {
+  private async readUpload(key: string, path: string, uploads: UploadAccess): Promise<Buffer> {
     if (!uploads.resolve)
       throw invalidUrl(path, `oss:// keys are resolved only with the header ${OSS_HEADER}`);
-    if (stored === undefined) throw invalidUrl(path, 'this gateway keeps no uploads');
+    if (this.stored === undefined) throw invalidUrl(path, 'this gateway keeps no uploads');
     if (uploads.owner === undefined)
       throw invalidUrl(path, 'uploads belong to a token id, and this token has none');
-    return bytesOf(
-      await stored.readUpload(key, uploads.owner, settings.maxBytes),
-      path,
-      settings.maxBytes,
-    );
+    const { maxBytes } = this.settings;
+    return bytesOf(await this.stored.readUpload(key, uploads.owner, maxBytes), path, maxBytes);
   }
 
-  async function readUrl(
+  private async readUrl(
     url: string,
     path: string,
     requestFetches: Semaphore,
     signal: AbortSignal,
   ): Promise<Buffer> {
+    const { maxBytes } = this.settings;
     // One of our own result URLs (a chained edit) is read from storage: no request to ourselves,
     // and no exception to the address guard.
-    const own = await stored?.readResultUrl(url, settings.maxBytes);
-    if (own !== undefined) return bytesOf(own, path, settings.maxBytes);
+    const own = await this.stored?.readResultUrl(url, maxBytes);
+    if (own !== undefined) return bytesOf(own, path, maxBytes);
     return requestFetches.run(
-      () => processFetches.run(() => fetchImage(url, path, settings, signal), signal),
+      () => this.processFetches.run(() => fetchImage(url, path, this.settings, signal), signal),
       signal,
     );
   }
-
-  return {
-    fetches: () => ({ running: processFetches.holders, waiting: processFetches.waiters }),
-    async load(
-      images: readonly InputImage[],
-      cancellation: Cancellation,
-      uploads: UploadAccess = NO_UPLOAD_ACCESS,
-    ): Promise<LoadedImage[]> {
-      cancellation.throwIfAborted();
-      if (images.length === 0) return [];
-      // Fetches, DNS look-ups and the siblings below want a real AbortSignal.
-      const signal = asAbortSignal(cancellation);
-      // The first failure decides the answer, so the other fetches are stopped rather than awaited.
-      const siblings = new AbortController();
-      const loadSignal = AbortSignal.any([signal, siblings.signal]);
-      try {
-        const requestFetches = new Semaphore(FETCHES_PER_REQUEST);
-        return await Promise.all(
-          images.map((image) => loadOne(image, requestFetches, uploads, loadSignal)),
-        );
-      } catch (error) {
-        siblings.abort();
-        throw error;
-      }
-    },
-  };
 }
