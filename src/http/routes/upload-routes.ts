@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UploadAdmission } from '../../admission/admission.js';
 import type { Authenticator, TokenStanding } from '../../auth/authenticator.js';
 import { uploadPaths } from '../../domain/api-paths.js';
@@ -135,11 +135,6 @@ async function receiveUpload(
  * carries is counted against the certificate's capacity and its token's upload window.
  */
 export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteOptions): void {
-  const { policies } = options;
-
-  const uploadHostOf = (request: FastifyRequest, path: string): string =>
-    `${options.origins.originFor(request.host)}${path}`;
-
   void app.register(async (scope) => {
     // The form is read by the handler as a stream; other bodies are refused there, in our shape.
     scope.removeAllContentTypeParsers();
@@ -158,68 +153,77 @@ export function registerUploadRoutes(app: FastifyInstance, options: UploadRouteO
             );
           },
         },
-        async (request, reply) => {
-          const action = queryText(request.query, 'action');
-          if (action !== 'getPolicy')
-            throw invalidParameter(
-              'action',
-              `must be getPolicy, got ${echoQuoted(action ?? null)}`,
-            );
-          const model = queryText(request.query, 'model');
-          const modelId = resolveModel(model, options.modelAliases);
-          if (modelId === undefined)
-            throw invalidParameter(
-              'model',
-              `must be one of ${MODEL_IDS.join(', ')} or an alias of one, got ${echoQuoted(model ?? null)}`,
-            );
-          const owner = principalOf(request).tokenId;
-          if (owner === undefined)
-            throw new GatewayError(
-              'InvalidApiKey',
-              'uploads are bound to a token id, and this token has none (an external token needs a jti claim)',
-            );
-          const { capacity, headers } = await options.admission.certify(owner, modelId);
-          const certificate = policies.issue(owner, capacity);
-          void reply.headers(headers);
-          return {
-            data: {
-              policy: certificate.policy,
-              signature: certificate.signature,
-              upload_dir: certificate.uploadDir,
-              upload_host: uploadHostOf(request, path),
-              expire_in_seconds: certificate.expiresInSeconds,
-              max_file_size_mb: Math.min(MAX_UPLOAD_MB, capacity.bytes / MIB),
-              capacity_limit_mb: capacity.bytes / MIB,
-              oss_access_key_id: UPLOAD_ACCESS_KEY_ID,
-              x_oss_object_acl: 'private',
-              x_oss_forbid_overwrite: 'true',
-            },
-            request_id: request.id,
-          };
-        },
+        async (request, reply) => issueCertificate(request, reply, path, options),
       );
-
       scope.post(path, async (request, reply) => {
-        const contentType = request.headers['content-type'] ?? '';
-        if (!/^multipart\/form-data\s*;/i.test(contentType) || !(request.body instanceof Readable))
-          throw new GatewayError(
-            'UnsupportedMediaType',
-            'Content-Type must be multipart/form-data, the OSS PostObject form',
-          );
-        const declared = Number(request.headers['content-length']);
-        if (Number.isSafeInteger(declared) && declared > maxFormBytes(FORM_LIMITS))
-          throw new GatewayError(
-            'RequestTooLarge',
-            `file: is larger than ${MAX_UPLOAD_MB} MB (${MAX_UPLOAD_BYTES} bytes)`,
-          );
-        options.inFlight?.inc();
-        try {
-          await receiveUpload(request.body, contentType, options);
-        } finally {
-          options.inFlight?.dec();
-        }
+        await takeUploadForm(request, options);
         return reply.code(200).send();
       });
     }
   });
+}
+
+/** `GET ...?action=getPolicy&model=M`: an upload certificate for the caller's token. */
+async function issueCertificate(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  options: UploadRouteOptions,
+) {
+  const action = queryText(request.query, 'action');
+  if (action !== 'getPolicy')
+    throw invalidParameter('action', `must be getPolicy, got ${echoQuoted(action ?? null)}`);
+  const model = queryText(request.query, 'model');
+  const modelId = resolveModel(model, options.modelAliases);
+  if (modelId === undefined)
+    throw invalidParameter(
+      'model',
+      `must be one of ${MODEL_IDS.join(', ')} or an alias of one, got ${echoQuoted(model ?? null)}`,
+    );
+  const owner = principalOf(request).tokenId;
+  if (owner === undefined)
+    throw new GatewayError(
+      'InvalidApiKey',
+      'uploads are bound to a token id, and this token has none (an external token needs a jti claim)',
+    );
+  const { capacity, headers } = await options.admission.certify(owner, modelId);
+  const certificate = options.policies.issue(owner, capacity);
+  void reply.headers(headers);
+  return {
+    data: {
+      policy: certificate.policy,
+      signature: certificate.signature,
+      upload_dir: certificate.uploadDir,
+      upload_host: `${options.origins.originFor(request.host)}${path}`,
+      expire_in_seconds: certificate.expiresInSeconds,
+      max_file_size_mb: Math.min(MAX_UPLOAD_MB, capacity.bytes / MIB),
+      capacity_limit_mb: capacity.bytes / MIB,
+      oss_access_key_id: UPLOAD_ACCESS_KEY_ID,
+      x_oss_object_acl: 'private',
+      x_oss_forbid_overwrite: 'true',
+    },
+    request_id: request.id,
+  };
+}
+
+/** The POST: an OSS PostObject form, refused by its head when it cannot be one, then received. */
+async function takeUploadForm(request: FastifyRequest, options: UploadRouteOptions): Promise<void> {
+  const contentType = request.headers['content-type'] ?? '';
+  if (!/^multipart\/form-data\s*;/i.test(contentType) || !(request.body instanceof Readable))
+    throw new GatewayError(
+      'UnsupportedMediaType',
+      'Content-Type must be multipart/form-data, the OSS PostObject form',
+    );
+  const declared = Number(request.headers['content-length']);
+  if (Number.isSafeInteger(declared) && declared > maxFormBytes(FORM_LIMITS))
+    throw new GatewayError(
+      'RequestTooLarge',
+      `file: is larger than ${MAX_UPLOAD_MB} MB (${MAX_UPLOAD_BYTES} bytes)`,
+    );
+  options.inFlight?.inc();
+  try {
+    await receiveUpload(request.body, contentType, options);
+  } finally {
+    options.inFlight?.dec();
+  }
 }
