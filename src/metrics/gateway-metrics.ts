@@ -148,39 +148,18 @@ export class GatewayMetrics {
   /** Metrics whose values belong to other modules and are read from them when scraped. */
   private registerScrapedState(registers: Registry[]): void {
     const channels = () => this.readChannels();
-    new Counter({
-      name: 'imagegate_channel_attempts_total',
-      help: 'Attempts sent to each channel since it was configured.',
-      labelNames: ['channel'],
-      registers,
-      collect() {
-        this.reset();
-        for (const channel of channels())
-          this.inc({ channel: channel.name }, channel.stats.attempts);
-      },
-    });
-    new Counter({
-      name: 'imagegate_channel_failures_total',
-      help: 'Failed attempts of each channel since it was configured.',
-      labelNames: ['channel'],
-      registers,
-      collect() {
-        this.reset();
-        for (const channel of channels())
-          this.inc({ channel: channel.name }, channel.stats.failures);
-      },
-    });
-    new Gauge({
-      name: 'imagegate_channel_in_flight',
-      help: 'Attempts each channel is running now.',
-      labelNames: ['channel'],
-      registers,
-      collect() {
-        this.reset();
-        for (const channel of channels())
-          this.set({ channel: channel.name }, channel.stats.inFlight);
-      },
-    });
+    for (const { kind, name, help, valueOf } of PER_CHANNEL)
+      new (kind === 'counter' ? Counter : Gauge)({
+        name,
+        help,
+        labelNames: ['channel'],
+        registers,
+        collect() {
+          this.reset();
+          for (const channel of channels())
+            setValue(this, { channel: channel.name }, valueOf(channel));
+        },
+      });
     new Gauge({
       name: 'imagegate_channel_state',
       help: "1 for each channel's current state: available (circuit closed), open, half-open or key-rejected.",
@@ -193,48 +172,78 @@ export class GatewayMetrics {
             this.set({ channel: channel.name, state }, channel.health === state ? 1 : 0);
       },
     });
-    const ledgerQueue = () => this.readLedgerQueue();
-    new Gauge({
-      name: 'imagegate_ledger_queue_rows',
-      help: 'Usage rows of unbilled requests waiting to be written to the ledger.',
-      registers,
-      collect() {
-        this.set(ledgerQueue());
+    const levels: { name: string; help: string; read: () => number }[] = [
+      {
+        name: 'imagegate_ledger_queue_rows',
+        help: 'Usage rows of unbilled requests waiting to be written to the ledger.',
+        read: () => this.readLedgerQueue(),
       },
-    });
-    const imageFetches = () => this.readImageFetches();
-    new Gauge({
-      name: 'imagegate_image_fetches_in_flight',
-      help: 'Input image URL fetches under way.',
-      registers,
-      collect() {
-        this.set(imageFetches().running);
+      {
+        name: 'imagegate_image_fetches_in_flight',
+        help: 'Input image URL fetches under way.',
+        read: () => this.readImageFetches().running,
       },
-    });
-    new Gauge({
-      name: 'imagegate_image_fetches_waiting',
-      help: "Input image URL fetches waiting for a place among the node's concurrent fetches.",
-      registers,
-      collect() {
-        this.set(imageFetches().waiting);
+      {
+        name: 'imagegate_image_fetches_waiting',
+        help: "Input image URL fetches waiting for a place among the node's concurrent fetches.",
+        read: () => this.readImageFetches().waiting,
       },
-    });
-    const renderJobs = () => this.readRenderJobs();
-    new Gauge({
-      name: 'imagegate_render_jobs_running',
-      help: 'Local engine jobs holding a turn (rendering).',
-      registers,
-      collect() {
-        this.set(renderJobs().running);
+      {
+        name: 'imagegate_render_jobs_running',
+        help: 'Local engine jobs holding a turn (rendering).',
+        read: () => this.readRenderJobs().running,
       },
-    });
-    new Gauge({
-      name: 'imagegate_render_jobs_waiting',
-      help: 'Local engine jobs waiting for a turn.',
-      registers,
-      collect() {
-        this.set(renderJobs().waiting);
+      {
+        name: 'imagegate_render_jobs_waiting',
+        help: 'Local engine jobs waiting for a turn.',
+        read: () => this.readRenderJobs().waiting,
       },
-    });
+    ];
+    for (const { name, help, read } of levels)
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
   }
+}
+
+/** The channels' counters and gauges read from the router's status, one series per channel. */
+const PER_CHANNEL: {
+  kind: 'counter' | 'gauge';
+  name: string;
+  help: string;
+  valueOf: (channel: ChannelSnapshot) => number;
+}[] = [
+  {
+    kind: 'counter',
+    name: 'imagegate_channel_attempts_total',
+    help: 'Attempts sent to each channel since it was configured.',
+    valueOf: (channel) => channel.stats.attempts,
+  },
+  {
+    kind: 'counter',
+    name: 'imagegate_channel_failures_total',
+    help: 'Failed attempts of each channel since it was configured.',
+    valueOf: (channel) => channel.stats.failures,
+  },
+  {
+    kind: 'gauge',
+    name: 'imagegate_channel_in_flight',
+    help: 'Attempts each channel is running now.',
+    valueOf: (channel) => channel.stats.inFlight,
+  },
+];
+
+/** A counter read at scrape time is set from its source, as a gauge is: both were reset first. */
+function setValue(
+  metric: Counter<'channel'> | Gauge<'channel'>,
+  labels: { channel: string },
+  value: number,
+): void {
+  if (metric instanceof Counter) metric.inc(labels, value);
+  else metric.set(labels, value);
 }
