@@ -67,44 +67,67 @@ export function parseBmpHeader(bytes: Uint8Array, view: DataView): BmpHeader {
     throw new BmpDecodeError('top-down RLE is not allowed');
   }
 
+  const masks = readMasks(bytes, view, compression, bitsPerPixel);
   // Bit-field masks follow a 40-byte header, or sit inside the larger ones at the same offset.
-  const hasMasks =
-    compression === Compression.bitFields || compression === Compression.alphaBitFields;
   const masksAfterHeader =
-    hasMasks && headerSize === INFO_HEADER_SIZE
+    headerSize === INFO_HEADER_SIZE && hasMasks(compression)
       ? compression === Compression.alphaBitFields
         ? 16
         : 12
       : 0;
-  let masks: readonly [number, number, number];
-  if (hasMasks) {
-    if (bytes.length < FILE_HEADER_SIZE + INFO_HEADER_SIZE + 12)
-      throw new BmpDecodeError('masks truncated');
-    masks = [view.getUint32(54, true), view.getUint32(58, true), view.getUint32(62, true)];
-  } else {
-    masks = bitsPerPixel === 16 ? [0x7c00, 0x03e0, 0x001f] : [0xff0000, 0x00ff00, 0x0000ff];
-  }
-
-  let palette = new Uint8Array(0);
-  if (bitsPerPixel <= 8) {
-    const entrySize = core ? 3 : 4;
-    const maxEntries = 1 << bitsPerPixel;
-    const entries = Math.min(maxEntries, coloursUsed === 0 ? maxEntries : coloursUsed);
-    const start = FILE_HEADER_SIZE + headerSize + masksAfterHeader;
-    const available = Math.floor(
-      Math.max(0, Math.min(pixelOffset, bytes.length) - start) / entrySize,
-    );
-    const count = Math.min(entries, available);
-    if (count === 0) throw new BmpDecodeError('palette missing');
-    // Full size, so that out-of-range indices read black instead of failing.
-    palette = new Uint8Array(maxEntries * 3);
-    for (let entry = 0; entry < count; entry++) {
-      const at = start + entry * entrySize;
-      palette[entry * 3] = bytes[at + 2]!;
-      palette[entry * 3 + 1] = bytes[at + 1]!;
-      palette[entry * 3 + 2] = bytes[at]!;
-    }
-  }
+  const palette =
+    bitsPerPixel <= 8
+      ? readPalette(bytes, {
+          start: FILE_HEADER_SIZE + headerSize + masksAfterHeader,
+          end: pixelOffset,
+          entrySize: core ? 3 : 4,
+          bitsPerPixel,
+          coloursUsed,
+        })
+      : new Uint8Array(0);
   if (pixelOffset >= bytes.length) throw new BmpDecodeError('pixel data missing');
   return { width, height, topDown, bitsPerPixel, compression, pixelOffset, palette, masks };
+}
+
+function hasMasks(compression: number): boolean {
+  return compression === Compression.bitFields || compression === Compression.alphaBitFields;
+}
+
+/** The red, green and blue masks: read from the file for bit fields, the defaults otherwise. */
+function readMasks(
+  bytes: Uint8Array,
+  view: DataView,
+  compression: number,
+  bitsPerPixel: number,
+): readonly [number, number, number] {
+  if (!hasMasks(compression))
+    return bitsPerPixel === 16 ? [0x7c00, 0x03e0, 0x001f] : [0xff0000, 0x00ff00, 0x0000ff];
+  if (bytes.length < FILE_HEADER_SIZE + INFO_HEADER_SIZE + 12)
+    throw new BmpDecodeError('masks truncated');
+  return [view.getUint32(54, true), view.getUint32(58, true), view.getUint32(62, true)];
+}
+
+/**
+ * The palette between `start` and the pixels, as RGB triples: all 2^bitsPerPixel entries, so that
+ * out-of-range indices read black instead of failing.
+ */
+function readPalette(
+  bytes: Uint8Array,
+  at: { start: number; end: number; entrySize: number; bitsPerPixel: number; coloursUsed: number },
+): Uint8Array {
+  const maxEntries = 1 << at.bitsPerPixel;
+  const entries = Math.min(maxEntries, at.coloursUsed === 0 ? maxEntries : at.coloursUsed);
+  const available = Math.floor(
+    Math.max(0, Math.min(at.end, bytes.length) - at.start) / at.entrySize,
+  );
+  const count = Math.min(entries, available);
+  if (count === 0) throw new BmpDecodeError('palette missing');
+  const palette = new Uint8Array(maxEntries * 3);
+  for (let entry = 0; entry < count; entry++) {
+    const offset = at.start + entry * at.entrySize;
+    palette[entry * 3] = bytes[offset + 2]!;
+    palette[entry * 3 + 1] = bytes[offset + 1]!;
+    palette[entry * 3 + 2] = bytes[offset]!;
+  }
+  return palette;
 }
