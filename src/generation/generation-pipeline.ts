@@ -132,9 +132,9 @@ export class GenerationPipeline implements GenerationService {
               resolve: context.resolveUploads === true,
               owner: context.principal.tokenId,
             });
+      // The last of the request's checks, before anything is reserved.
       checkBoxesInsideImages(request, inputs);
       const output = outputSize(request, inputs);
-      const seed = request.parameters.seed ?? randomInt(0, MAX_SEED + 1);
 
       ticket = await (context.admission ?? this.stages.admission).admit({
         principal: context.principal,
@@ -154,21 +154,11 @@ export class GenerationPipeline implements GenerationService {
               maxImages: description.imagesRequested,
               handOver: context.handOver,
             });
-      const job: EngineJob = {
-        request,
-        inputs,
-        output,
-        seed,
-        requestId: context.requestId,
-        signal:
-          incremental === undefined
-            ? context.signal
-            : AbortSignal.any([asAbortSignal(context.signal), incremental.stopped]),
-      };
-      if (context.storeImages === true) job.storeImages = true;
       let produced: EngineOutput;
       try {
-        const run = this.stages.engine.generate(job);
+        const run = this.stages.engine.generate(
+          engineJob(request, context, { inputs, output }, incremental),
+        );
         produced =
           incremental === undefined ? await outputOf(run) : await offered(run, incremental);
       } catch (error) {
@@ -270,6 +260,28 @@ export class GenerationPipeline implements GenerationService {
       }),
     };
   }
+}
+
+/** The engine's job: the request, its loaded images and size, and the signal that stops it. */
+function engineJob(
+  request: GenerationRequest,
+  context: GenerationContext,
+  loaded: Pick<EngineJob, 'inputs' | 'output'>,
+  incremental: IncrementalDelivery | undefined,
+): EngineJob {
+  const job: EngineJob = {
+    request,
+    inputs: loaded.inputs,
+    output: loaded.output,
+    seed: request.parameters.seed ?? randomInt(0, MAX_SEED + 1),
+    requestId: context.requestId,
+    signal:
+      incremental === undefined
+        ? context.signal
+        : AbortSignal.any([asAbortSignal(context.signal), incremental.stopped]),
+  };
+  if (context.storeImages === true) job.storeImages = true;
+  return job;
 }
 
 /**
