@@ -153,6 +153,8 @@ export default async function bench(): Promise<BenchRow[]> {
       const outFile = path.join(directory, `${rows.length}.callgrind`);
       const subject = await start([
         'valgrind',
+        // Its banner would go to the bench's output with the references' own.
+        '--quiet',
         '--tool=callgrind',
         '--instr-atstart=no',
         '--separate-threads=yes',
