@@ -31,12 +31,12 @@ import type { BenchRow } from './bench-row.js';
 import { Children } from './proxy-children.js';
 import { post } from './proxy-client.js';
 import {
-  type ReferenceOptions,
-  type RunningReference,
-  startBareBillingProxy,
-  startBareFastifyProxy,
-  startBareNodeProxy,
+  BARE_BILLING_PROXY,
+  BARE_FASTIFY_PROXY,
+  BARE_NODE_PROXY,
+  type ReferenceProxy,
   startFakeUpstream,
+  startReference,
 } from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
 import { openSharedBackend, QUOTA_TOKEN_LIMITS } from './proxy-postgres-redis.js';
@@ -73,17 +73,10 @@ const SHARED_SETUP_NAME = 'pass_through_urls, quota token on PostgreSQL + Redis'
  * The floors the gateway is read against: what a Node.js proxy does per request at the least, on
  * node:http, on Fastify, and on Fastify committing a bill per answer (the proxy bench's references).
  */
-const REFERENCES: {
-  name: string;
-  start: (
-    children: Children,
-    upstreamUrl: string,
-    options: ReferenceOptions,
-  ) => Promise<RunningReference>;
-}[] = [
-  { name: 'reference: bare Node.js proxy', start: startBareNodeProxy },
-  { name: 'reference: bare Fastify proxy', start: startBareFastifyProxy },
-  { name: 'reference: bare Fastify proxy + a bill', start: startBareBillingProxy },
+const REFERENCES: { name: string; proxy: ReferenceProxy }[] = [
+  { name: 'reference: bare Node.js proxy', proxy: BARE_NODE_PROXY },
+  { name: 'reference: bare Fastify proxy', proxy: BARE_FASTIFY_PROXY },
+  { name: 'reference: bare Fastify proxy + a bill', proxy: BARE_BILLING_PROXY },
 ];
 
 /** What a row counts: a process on the callgrind wrapper, and how to call it. */
@@ -139,11 +132,14 @@ export default async function bench(): Promise<BenchRow[]> {
           return { ...gateway, headers: { authorization: gateway.authorization } };
         },
       })),
-      ...REFERENCES.filter(({ name }) => chosen(name)).map(({ name, start }) => ({
+      ...REFERENCES.filter(({ name }) => chosen(name)).map(({ name, proxy }) => ({
         name,
         route: DASHSCOPE_ROUTE,
         start: async (wrapper: string[]) => ({
-          ...(await start(children, fake.url, { wrapper, env: { HOST: '127.0.0.1' } })),
+          ...(await startReference(children, proxy, fake.url, {
+            wrapper,
+            env: { HOST: '127.0.0.1' },
+          })),
           headers: {},
         }),
       })),

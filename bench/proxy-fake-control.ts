@@ -87,54 +87,37 @@ export interface ReferenceOptions {
   env?: Record<string, string>;
 }
 
-/** The bare Node.js proxy (bench/proxy-bare-node.ts) in front of `upstreamUrl`. */
-export function startBareNodeProxy(
-  children: Children,
-  upstreamUrl: string,
-  options: ReferenceOptions = {},
-): Promise<RunningReference> {
-  return startReference(children, BARE_NODE_SCRIPT, upstreamUrl, 'the bare Node.js proxy', options);
+/** A reference proxy: its script (run with the upstream's URL as argument) and its name. */
+export interface ReferenceProxy {
+  script: string;
+  name: string;
 }
 
-/** The same on Fastify (bench/proxy-bare-fastify.ts) in front of `upstreamUrl`. */
-export function startBareFastifyProxy(
-  children: Children,
-  upstreamUrl: string,
-  options: ReferenceOptions = {},
-): Promise<RunningReference> {
-  return startReference(
-    children,
-    BARE_FASTIFY_SCRIPT,
-    upstreamUrl,
-    'the bare Fastify proxy',
-    options,
-  );
-}
-
+/** The bare Node.js proxy (bench/proxy-bare-node.ts). */
+export const BARE_NODE_PROXY: ReferenceProxy = {
+  script: BARE_NODE_SCRIPT,
+  name: 'the bare Node.js proxy',
+};
+/** The same on Fastify (bench/proxy-bare-fastify.ts). */
+export const BARE_FASTIFY_PROXY: ReferenceProxy = {
+  script: BARE_FASTIFY_SCRIPT,
+  name: 'the bare Fastify proxy',
+};
 /** The bare Fastify proxy that commits a bill before each answer (bench/proxy-bare-billing.ts). */
-export function startBareBillingProxy(
-  children: Children,
-  upstreamUrl: string,
-  options: ReferenceOptions = {},
-): Promise<RunningReference> {
-  return startReference(
-    children,
-    BARE_BILLING_SCRIPT,
-    upstreamUrl,
-    'the bare billing proxy',
-    options,
-  );
-}
+export const BARE_BILLING_PROXY: ReferenceProxy = {
+  script: BARE_BILLING_SCRIPT,
+  name: 'the bare billing proxy',
+};
 
 /** Under a wrapper such as valgrind, a reference takes minutes rather than seconds to start. */
 const WRAPPED_START_TIMEOUT_MS = 300_000;
 
-async function startReference(
+/** `proxy` in front of `upstreamUrl`, once it listens. */
+export async function startReference(
   children: Children,
-  script: string,
+  { script, name }: ReferenceProxy,
   upstreamUrl: string,
-  name: string,
-  { wrapper = [], env = {} }: ReferenceOptions,
+  { wrapper = [], env = {} }: ReferenceOptions = {},
 ): Promise<RunningReference> {
   const command = [...wrapper, process.execPath, '--import', 'tsx', script, upstreamUrl];
   const child = children.spawn(command[0] as string, command.slice(1), {

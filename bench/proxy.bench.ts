@@ -22,9 +22,10 @@ import { Children } from './proxy-children.js';
 import { post, sequentialLatency } from './proxy-client.js';
 import {
   type FakeUpstream,
-  startBareBillingProxy,
-  startBareFastifyProxy,
-  startBareNodeProxy,
+  BARE_BILLING_PROXY,
+  BARE_FASTIFY_PROXY,
+  BARE_NODE_PROXY,
+  startReference,
   startFakeUpstream,
 } from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
@@ -157,9 +158,15 @@ export default async function bench(): Promise<BenchRow[]> {
     // The crowd measures the references too: what a plain proxy does with a thousand callers.
     const referencing = comparing || ONLY.has('crowd');
     const nginx = referencing ? await startNginx(children, fake.port) : undefined;
-    const bareNode = referencing ? await startBareNodeProxy(children, fake.url) : undefined;
-    const bareFastify = referencing ? await startBareFastifyProxy(children, fake.url) : undefined;
-    const bareBilling = referencing ? await startBareBillingProxy(children, fake.url) : undefined;
+    const bareNode = referencing
+      ? await startReference(children, BARE_NODE_PROXY, fake.url)
+      : undefined;
+    const bareFastify = referencing
+      ? await startReference(children, BARE_FASTIFY_PROXY, fake.url)
+      : undefined;
+    const bareBilling = referencing
+      ? await startReference(children, BARE_BILLING_PROXY, fake.url)
+      : undefined;
     const shared = comparing ? await openSharedBackend() : undefined;
     try {
       const { loads, alone } = comparing
