@@ -8,7 +8,7 @@ import {
   startTokenedGatewayProcess,
   type TokenedGatewayProcess,
 } from '../helpers/tokened-gateway-process.js';
-import { assertLevelsBackToZero, waitForLevels } from '../helpers/level-gauges.js';
+import { assertLevelsBackToZero, levelGauges, waitForLevels } from '../helpers/level-gauges.js';
 import { bytesHandler, type ImageServer, startImageServer } from '../inputs/image-server.js';
 import { makePng } from '../inputs/image-fixtures.js';
 
@@ -193,10 +193,20 @@ describe('every level a request holds comes back to 0, however the request ends'
     await assertLevelsBackToZero(gateway);
 
     const whole = openRaw(gateway.port, head, body);
-    await waitForLevels(
-      gateway,
-      (levels) => levels.imagegate_event_streams_open === 1 && whole.received().includes('\ndata:'),
-      'the stream counted while open',
+    // Read at the first event, not by polling: a whole stream at 2K lasts well under a second
+    // here, less than a busy machine may leave between two polls.
+    const firstEvent = new Promise<void>((resolve) => {
+      whole.socket.on('data', () => {
+        if (whole.received().includes('\ndata:')) resolve();
+      });
+    });
+    await Promise.race([firstEvent, whole.closed]);
+    const whileOpen = levelGauges(await gateway.gauges());
+    assert.equal(
+      whileOpen.imagegate_event_streams_open,
+      1,
+      `the stream counted while open; the gauges stood at ${JSON.stringify(whileOpen)}, ` +
+        `and the caller had read: ${whole.received().slice(0, 600)}`,
     );
     // A stream read to the end is over after its last event; the connection stays open.
     await waitForLevels(
