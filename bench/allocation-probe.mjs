@@ -9,7 +9,7 @@
 // heap window's sampled profile is kept there too (heap-<window>.heapprofile: Chromium's DevTools
 // open it, and bench/allocation-sites.ts sums it by function and by file).
 import { createHook } from 'node:async_hooks';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'node:inspector';
 
@@ -19,6 +19,9 @@ const SAMPLING_INTERVAL_BYTES = 4096;
 const windows = (process.env.ALLOCATION_PROBE_WINDOWS ?? '').split(',').filter(Boolean);
 const out = process.env.ALLOCATION_PROBE_OUT;
 const keep = process.env.ALLOCATION_PROBE_KEEP;
+// Made here: a profile written into a missing directory would throw inside the window's close,
+// and the bench would only see a window that never closed.
+if (keep !== undefined) mkdirSync(keep, { recursive: true });
 const counts = new Map();
 const hook = createHook({
   init(_id, type) {
