@@ -61,6 +61,11 @@ export interface CrowdResult {
   /** How the run's first thousand calls reached the upstream; undefined if some never did. */
   firstWave: ArrivalSpread | undefined;
   /**
+   * CPU per answered request, user and system: the main thread, where the crowd's requests queue,
+   * and the other threads beside it (V8's collector helpers above all, libuv's pool).
+   */
+  cpuUsPerRequest: { mainThread: number; otherThreads: number };
+  /**
    * SYNs the kernel dropped during the run because the listening queue in front of the callers
    * was full (machine-wide); undefined where the kernel does not say.
    */
@@ -211,6 +216,7 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       'peak KiB/caller',
       'upstream connections opened',
       'first wave at the upstream within p50 / p99 ms',
+      'CPU µs/request, main thread / other threads',
       'SYNs dropped',
       'load avg',
     ],
@@ -228,6 +234,7 @@ function crowdTable(crowd: readonly CrowdResult[]): string {
       row.firstWave === undefined
         ? '-'
         : `${figure(row.firstWave.p50Ms, 0)} / ${figure(row.firstWave.p99Ms, 0)}`,
+      `${figure(row.cpuUsPerRequest.mainThread, 0)} / ${figure(row.cpuUsPerRequest.otherThreads, 0)}`,
       row.synsDropped === undefined ? '-' : String(row.synsDropped),
       figure(row.loadAverage, 1),
     ]),

@@ -445,7 +445,11 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
       const overflowsBefore = listenOverflows();
       await fake.noteArrivals(CROWD_CALLERS);
       const watch = watchCrowd(target.cpuPid, fake, run === 'cold', before.answered);
+      const cpuBefore = cpuMs(target.cpuPid);
+      const mainBefore = mainThreadCpuMs(target.cpuPid);
       const result = await load(wrk, target, CROWD_CALLERS, CROWD_SECONDS);
+      const cpuSpent = cpuMs(target.cpuPid) - cpuBefore;
+      const mainSpent = mainThreadCpuMs(target.cpuPid) - mainBefore;
       const overflowsAfter = listenOverflows();
       const { heldRssBytes, peakRssBytes } = await watch.stop();
       const upstreamConnections = (await fake.counts()).connections - before.connections;
@@ -465,6 +469,10 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
         peakRssBytes,
         upstreamConnections,
         firstWave,
+        cpuUsPerRequest: {
+          mainThread: (mainSpent * 1000) / Math.max(result.requests, 1),
+          otherThreads: ((cpuSpent - mainSpent) * 1000) / Math.max(result.requests, 1),
+        },
         synsDropped:
           overflowsBefore === undefined || overflowsAfter === undefined
             ? undefined

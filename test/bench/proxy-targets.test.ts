@@ -88,6 +88,7 @@ describe('the proxy bench targets summary', () => {
     peakRssBytes: 200_000_000,
     upstreamConnections: 0,
     firstWave: undefined,
+    cpuUsPerRequest: { mainThread: 300, otherThreads: 200 },
     synsDropped: 0,
   });
 
