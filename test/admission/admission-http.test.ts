@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { MODEL_A, MODEL_B } from '../../src/domain/models.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { type BillingGateway, gate, startBillingGateway } from '../helpers/billing-gateway.js';
 import { GENERATION_URL, modelABody, modelBBody } from '../helpers/requests.js';
 import { engineStarted } from '../helpers/engine-started.js';
+import { temporaryDirectory } from '../helpers/temporary-directory.js';
 
 async function open(t: TestContext, env: Record<string, string> = {}) {
   const gateway = await startBillingGateway({ env });
@@ -123,8 +121,7 @@ describe('admission over HTTP', () => {
   });
 
   it('records one ledger row per authenticated request, success and failure alike, flushed on close', async (t) => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegate-ledger-'));
-    t.after(() => rm(dataDir, { recursive: true, force: true }));
+    const dataDir = await temporaryDirectory('imagegate-ledger-');
     const gateway = await startBillingGateway({
       dataDir,
       env: { IMAGEGATE_IMAGE_PRICES: `${MODEL_A}=0.04,${MODEL_B}=0.025` },

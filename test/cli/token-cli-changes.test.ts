@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { openDatabase } from '../../src/store/database/database.js';
 import { SqlAdminChangeStore } from '../../src/store/admin-change-store.js';
 import { runInProcess } from './cli-runs.js';
+import { temporaryDirectory } from '../helpers/temporary-directory.js';
 
 it('records the changes the CLI makes, as the admin API does, with `cli` as the actor', async (t) => {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegate-cli-changes-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  const dataDir = await temporaryDirectory('imagegate-cli-changes-');
   const cli = (...args: string[]) => runInProcess({ IMAGEGATE_DATA_DIR: dataDir }, ...args);
   const created = await cli('token', 'create', '--name', 'tracked', '--rpm', '5');
   assert.equal(created.code, 0, created.stderr);

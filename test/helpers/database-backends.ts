@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import {
@@ -9,12 +7,12 @@ import {
 } from '../../src/store/database/database.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
 import { postgresTarget } from './postgres.js';
+import { temporaryDirectory } from './temporary-directory.js';
 
 type TargetFactory = (t: TestContext) => Promise<DatabaseTarget | undefined>;
 
-async function sqliteTarget(t: TestContext): Promise<DatabaseTarget> {
-  const directory = await mkdtemp(path.join(tmpdir(), 'imagegate-store-'));
-  t.after(() => rm(directory, { recursive: true, force: true }));
+async function sqliteTarget(): Promise<DatabaseTarget> {
+  const directory = await temporaryDirectory('imagegate-store-');
   return { kind: 'sqlite', file: path.join(directory, 'imagegate.db') };
 }
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { deriveKeys } from '../../src/auth/keys.js';
@@ -10,6 +9,7 @@ import { openDatabase } from '../../src/store/database/database.js';
 import { SqlTokenStore } from '../../src/store/token-store.js';
 import { SqlUsageStore } from '../../src/store/usage-store.js';
 import type { FakeDashScope } from '../fixtures/fake-dashscope.js';
+import { temporaryDirectory } from './temporary-directory.js';
 
 /**
  * What a gateway process started by a test needs before it starts: a data dir of its own (the
@@ -29,8 +29,7 @@ export async function prepareGatewayHome(
   t: TestContext,
   upstream: Pick<FakeDashScope, 'url' | 'apiKey'>,
 ): Promise<GatewayHome> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegate-home-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  const dataDir = await temporaryDirectory('imagegate-home-');
   const database = { kind: 'sqlite', file: path.join(dataDir, 'imagegate.db') } as const;
   const secret = randomBytes(32).toString('base64url');
 
