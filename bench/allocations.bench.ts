@@ -13,10 +13,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { SYNC_PATH } from '../src/channels/dashscope/dashscope-protocol.js';
-import { MODEL_A } from '../src/domain/models.js';
 import type { BenchRow } from './bench-row.js';
 import { Children } from './proxy-children.js';
-import { post } from './proxy-client.js';
+import { GENERATION_BODY, post } from './proxy-client.js';
 import { startFakeUpstream } from './proxy-fake-control.js';
 import {
   ensureBuilt,
@@ -38,12 +37,6 @@ const PROBE_WAIT_MS = 10_000;
  */
 const SETTLE_MS = 100;
 const ONLY = process.env.ALLOCATIONS_ONLY ?? '';
-
-const BODY = JSON.stringify({
-  model: MODEL_A,
-  input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
-  parameters: { n: 1 },
-});
 
 /** The windows the probe counts, in order: what, and how many requests at once. */
 const WINDOWS = [
@@ -134,7 +127,7 @@ async function countWindows(gateway: RunningGateway, out: string): Promise<Omit<
       const caller = async () => {
         while (started < count) {
           started += 1;
-          const answer = await post(agent, url, BODY, headers);
+          const answer = await post(agent, url, GENERATION_BODY, headers);
           if (answer.status !== 200) throw new Error(`the gateway answered ${answer.status}`);
         }
       };

@@ -9,7 +9,6 @@
 //   npx tsx bench/crowd-variants.ts 3 node pass-through "pass-through:--max-semi-space-size=64"
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SYNC_PATH } from '../src/channels/dashscope/dashscope-protocol.js';
-import { MODEL_A } from '../src/domain/models.js';
 import { Children } from './proxy-children.js';
 import {
   BARE_BILLING_PROXY,
@@ -19,19 +18,16 @@ import {
   type ReferenceProxy,
   startFakeUpstream,
   startReference,
+  untilNoneWaiting,
 } from './proxy-fake-control.js';
 import { ensureBuilt, startGateway } from './proxy-gateway.js';
 import { mainThreadCpuMs } from './proxy-proc.js';
 import { findWrk, runWrk } from './proxy-wrk.js';
+import { GENERATION_BODY } from './proxy-client.js';
 
 const CALLERS = 1000;
 const UPSTREAM_MS = 2000;
 const SECONDS = 6;
-const BODY = JSON.stringify({
-  model: MODEL_A,
-  input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
-  parameters: { n: 1 },
-});
 const REFERENCES: Record<string, ReferenceProxy> = {
   node: BARE_NODE_PROXY,
   fastify: BARE_FASTIFY_PROXY,
@@ -54,9 +50,10 @@ interface Run {
 
 const [roundsText, ...setups] = process.argv.slice(2);
 const rounds = Number(roundsText);
-const unknown = setups.filter(
-  (setup) => !(nameOf(setup) in REFERENCES || nameOf(setup) in GATEWAY_MODES),
-);
+const unknown = setups.filter((setup) => {
+  const { name } = parsed(setup);
+  return !(name in REFERENCES || name in GATEWAY_MODES);
+});
 if (!Number.isInteger(rounds) || rounds < 1 || setups.length === 0 || unknown.length > 0) {
   process.stderr.write(
     `usage: crowd-variants.ts ROUNDS SETUP... (node, fastify, billing, pass-through[:node options], re-hosting[:node options])${unknown.length > 0 ? `; unknown: ${unknown.join(', ')}` : ''}\n`,
@@ -69,12 +66,14 @@ if (wrk === undefined) {
   process.exit(2);
 }
 
-function nameOf(setup: string): string {
-  return setup.split(':')[0] as string;
+/** `pass-through:--flag --flag2`: the setup's name, and node's options for a gateway. */
+function parsed(setup: string): { name: string; nodeOptions: string[] } {
+  const [name = '', options = ''] = setup.split(/:(.*)/s);
+  return { name, nodeOptions: options.split(' ').filter((option) => option !== '') };
 }
 
 async function open(children: Children, fake: FakeUpstream, setup: string): Promise<Target> {
-  const [name = '', options = ''] = setup.split(/:(.*)/s);
+  const { name, nodeOptions } = parsed(setup);
   const reference = REFERENCES[name];
   if (reference !== undefined) {
     const running = await startReference(children, reference, fake.url);
@@ -83,7 +82,7 @@ async function open(children: Children, fake: FakeUpstream, setup: string): Prom
   const gateway = await startGateway(children, fake.url, {
     passThroughUrls: GATEWAY_MODES[name] as boolean,
     logLevel: 'warn',
-    nodeOptions: options.split(' ').filter((option) => option !== ''),
+    nodeOptions,
   });
   return {
     url: gateway.url,
@@ -98,7 +97,7 @@ async function crowds(fake: FakeUpstream, target: Target): Promise<[Run, Run]> {
   const load = (connections: number, seconds: number) =>
     runWrk(wrk as string, {
       url: `${target.url}${SYNC_PATH}`,
-      body: BODY,
+      body: GENERATION_BODY,
       headers: { 'content-type': 'application/json', ...target.headers },
       connections,
       seconds,
@@ -117,8 +116,7 @@ async function crowds(fake: FakeUpstream, target: Target): Promise<[Run, Run]> {
         mainThreadUsPerRequest:
           ((mainThreadCpuMs(target.pid) - cpuBefore) * 1000) / Math.max(result.requests, 1),
       });
-      while ((await fake.counts()).waiting > 0) await sleep(50);
-      await sleep(1000);
+      await untilNoneWaiting(fake);
     }
     return runs as [Run, Run];
   } finally {

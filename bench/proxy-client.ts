@@ -1,4 +1,12 @@
 import { Agent, request } from 'node:http';
+import { MODEL_A } from '../src/domain/models.js';
+
+/** The request the benches send: one image of model A, a short prompt. */
+export const GENERATION_BODY = JSON.stringify({
+  model: MODEL_A,
+  input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
+  parameters: { n: 1 },
+});
 
 export interface Answer {
   status: number;

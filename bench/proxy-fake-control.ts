@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { type Children, firstMatch } from './proxy-children.js';
 
@@ -71,6 +72,15 @@ export async function startFakeUpstream(children: Children): Promise<FakeUpstrea
     lastBody: async () =>
       (await (await fetch(`${url}/__last`)).json()) as { bytes: number; receivedAt: number },
   };
+}
+
+/** How often untilNoneWaiting asks the fake. */
+const WAITING_POLL_MS = 50;
+
+/** Waits until the fake holds no call, then a second for the proxy to finish with them. */
+export async function untilNoneWaiting(fake: FakeUpstream): Promise<void> {
+  while ((await fake.counts()).waiting > 0) await sleep(WAITING_POLL_MS);
+  await sleep(1000);
 }
 
 /** A reference proxy once it listens. */

@@ -19,7 +19,7 @@ import { MODEL_A } from '../src/domain/models.js';
 import type { BenchRow } from './bench-row.js';
 import { arrivalSpread } from './proxy-arrivals.js';
 import { Children } from './proxy-children.js';
-import { post, sequentialLatency } from './proxy-client.js';
+import { GENERATION_BODY, post, sequentialLatency } from './proxy-client.js';
 import {
   type FakeUpstream,
   BARE_BILLING_PROXY,
@@ -27,6 +27,7 @@ import {
   BARE_NODE_PROXY,
   startReference,
   startFakeUpstream,
+  untilNoneWaiting,
 } from './proxy-fake-control.js';
 import { ensureBuilt, type GatewaySetup, startGateway } from './proxy-gateway.js';
 import { type RunningNginx, startNginx } from './proxy-nginx.js';
@@ -94,11 +95,6 @@ const LARGE_REPEATS = QUICK ? 1 : 3;
 const LARGE_UPSTREAM_IMAGE_BYTES = 5_000_000;
 const LARGE_IMAGE_REPEATS = QUICK ? 2 : 5;
 
-const BODY = JSON.stringify({
-  model: MODEL_A,
-  input: { messages: [{ role: 'user', content: [{ text: 'a lighthouse at dusk' }] }] },
-  parameters: { n: 1 },
-});
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /** Where a gateway row sends its requests, and what. */
@@ -106,7 +102,7 @@ interface Route {
   path: string;
   body: string;
 }
-const DASHSCOPE_ROUTE: Route = { path: SYNC_PATH, body: BODY };
+const DASHSCOPE_ROUTE: Route = { path: SYNC_PATH, body: GENERATION_BODY };
 /** The same request through the OpenAI front door: same model, prompt and image count. */
 const OPENAI_ROUTE: Route = {
   path: '/v1/images/generations',
@@ -295,7 +291,7 @@ function setupsOf(
     open: () =>
       Promise.resolve({
         url: `${url}${SYNC_PATH}`,
-        body: BODY,
+        body: GENERATION_BODY,
         headers: JSON_HEADERS,
         cpuPid,
         close: async () => {},
@@ -486,12 +482,6 @@ async function crowdRun(wrk: string, setup: Setup, fake: FakeUpstream): Promise<
   }
 }
 
-/** Waits until the fake holds no call, then a second for the proxy to finish with them. */
-async function untilNoneWaiting(fake: FakeUpstream): Promise<void> {
-  while ((await fake.counts()).waiting > 0) await sleep(CROWD_SAMPLE_MS);
-  await sleep(1000);
-}
-
 /**
  * Reads `pid`'s RSS and the callers waiting at the fake every CROWD_SAMPLE_MS until stopped. With
  * `readsHeld`, a reading counts as held while at least 95% of the callers wait and the fake has
@@ -556,7 +546,7 @@ async function largestRequest(children: Children, fake: FakeUpstream): Promise<L
 
     const url = `${gateway.url}${SYNC_PATH}`;
     const headers = { ...JSON_HEADERS, authorization: gateway.authorization };
-    for (let i = 0; i < 20; i++) await post(agent, url, BODY, headers);
+    for (let i = 0; i < 20; i++) await post(agent, url, GENERATION_BODY, headers);
     await sleep(1000);
     const loadAverage = loadavg()[0] as number;
     const idleRssBytes = rssBytes(gateway.pid);
@@ -606,7 +596,7 @@ async function largeImageRehost(children: Children, fake: FakeUpstream): Promise
   try {
     const url = `${gateway.url}${SYNC_PATH}`;
     const headers = { ...JSON_HEADERS, authorization: gateway.authorization };
-    for (let i = 0; i < 20; i++) await post(agent, url, BODY, headers);
+    for (let i = 0; i < 20; i++) await post(agent, url, GENERATION_BODY, headers);
     await fake.setImageBytes(LARGE_UPSTREAM_IMAGE_BYTES);
     const imageBytes = (await fetch(`${fake.url}/image.png`).then((r) => r.arrayBuffer()))
       .byteLength;
@@ -623,7 +613,7 @@ async function largeImageRehost(children: Children, fake: FakeUpstream): Promise
       const before = rssBytes(gateway.pid);
       const sampler = sampleRss(gateway.pid, 5);
       const started = performance.now();
-      const answer = await fetch(url, { method: 'POST', headers, body: BODY });
+      const answer = await fetch(url, { method: 'POST', headers, body: GENERATION_BODY });
       const body = await answer.text();
       const peak = sampler.stop();
       if (answer.status !== 200)
